@@ -1,0 +1,131 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ConfigError, loadConfig } from './config.ts';
+
+test('defaults give a local single-machine setup', () => {
+  const config = loadConfig({});
+  assert.equal(config.http.port, 3000);
+  assert.deepEqual(config.kafka.brokers, ['127.0.0.1:9092']);
+  assert.equal(config.kafka.explicit, false);
+  assert.equal(config.database.explicit, false);
+  assert.equal(config.kafka.partitions, 12);
+});
+
+test('numbers and lists are parsed into real numbers and arrays, and the result is frozen', () => {
+  const config = loadConfig({
+    PORT: '8080',
+    KAFKA_BROKERS: 'a:9092,b:9092',
+    KAFKA_LINGER_MS: '0.5',
+    LOG_LEVEL: 'DEBUG',
+  });
+  assert.equal(config.http.port, 8080);
+  assert.deepEqual(config.kafka.brokers, ['a:9092', 'b:9092']);
+  assert.equal(config.kafka.explicit, true);
+  assert.equal(config.kafka.lingerMs, 0.5);
+  assert.equal(config.log.level, 'debug');
+  assert.ok(
+    Object.isFrozen(config) && Object.isFrozen(config.kafka) && Object.isFrozen(config.kafka.brokers),
+  );
+});
+
+test('every invalid variable is reported at once, by name', () => {
+  assert.throws(
+    () => loadConfig({ PORT: 'eighty', DATABASE_URL: 'mysql://x', KAFKA_PARTITIONS: '0', LOG_LEVEL: 'loud' }),
+    (error: unknown) => {
+      assert.ok(error instanceof ConfigError);
+      const names = error.problems.map((p) => p.split(':')[0]);
+      assert.deepEqual(names.sort(), ['DATABASE_URL', 'KAFKA_PARTITIONS', 'LOG_LEVEL', 'PORT']);
+      return true;
+    },
+  );
+});
+
+test('empty variables count as unset', () => {
+  assert.equal(loadConfig({ PORT: '', KAFKA_BROKERS: '' }).kafka.explicit, false);
+});
+
+test('Slack credentials need an https WEBAPP_URL and an encryption key, reported together', () => {
+  assert.throws(
+    () =>
+      loadConfig({
+        SLACK_CLIENT_ID: 'id',
+        SLACK_CLIENT_SECRET: 'secret',
+        WEBAPP_URL: 'http://chorus.example',
+      }),
+    (error: unknown) => {
+      assert.ok(error instanceof ConfigError);
+      assert.equal(error.problems.length, 2);
+      assert.match(error.problems.join('\n'), /WEBAPP_URL: Slack requires an https address/);
+      assert.match(error.problems.join('\n'), /ENCRYPTION_KEY: required with integration credentials/);
+      return true;
+    },
+  );
+  assert.throws(() => loadConfig({ NOTION_OAUTH_CLIENT_ID: 'only-the-id' }), /set both or neither/);
+  const config = loadConfig({
+    SLACK_CLIENT_ID: 'id',
+    SLACK_CLIENT_SECRET: 'secret',
+    WEBAPP_URL: 'https://chorus.example/',
+    ENCRYPTION_KEY: 'ab'.repeat(32),
+  });
+  assert.equal(config.integrations.webappUrl, 'https://chorus.example');
+  assert.equal(config.integrations.encryptionKey?.length, 32);
+});
+
+test('OpenTelemetry is off without an endpoint; with one, the OTEL_* variables are parsed', () => {
+  assert.equal(loadConfig({ OTEL_SERVICE_NAME: 'x' }).tracing, undefined);
+  const config = loadConfig({
+    OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/',
+    OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=prod,owner=team%20feedback',
+    OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+    OTEL_TRACES_SAMPLER_ARG: '0.25',
+  });
+  assert.deepEqual(config.tracing, {
+    endpoint: 'http://collector:4318',
+    protocol: 'http/protobuf',
+    serviceName: 'chorus',
+    resourceAttributes: { 'deployment.environment.name': 'prod', owner: 'team feedback' },
+    sampler: 'parentbased_traceidratio',
+    samplerRatio: 0.25,
+    exportDelayMs: 5000,
+    metricIntervalMs: 60000,
+  });
+});
+
+test('an unknown OTLP protocol or sampler, or a ratio above 1, is refused by name', () => {
+  assert.throws(
+    () =>
+      loadConfig({
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
+        OTEL_TRACES_SAMPLER: 'sometimes',
+        OTEL_TRACES_SAMPLER_ARG: '2',
+      }),
+    (error: unknown) => {
+      assert.ok(error instanceof ConfigError);
+      const names = error.problems.map((p) => p.split(':')[0]);
+      assert.deepEqual(names.sort(), [
+        'OTEL_EXPORTER_OTLP_PROTOCOL',
+        'OTEL_TRACES_SAMPLER',
+        'OTEL_TRACES_SAMPLER_ARG',
+      ]);
+      return true;
+    },
+  );
+});
+
+test('OTEL_* settings meant for other services do not stop Chorus while its tracing is off', () => {
+  assert.equal(
+    loadConfig({ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc', OTEL_TRACES_SAMPLER: 'jaeger_remote' }).tracing,
+    undefined,
+  );
+});
+
+test('the service name comes from OTEL_SERVICE_NAME, else from service.name in the resource attributes', () => {
+  const endpoint = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' };
+  const attributes = { ...endpoint, OTEL_RESOURCE_ATTRIBUTES: 'service.name=feedback-ingest' };
+  assert.equal(loadConfig(attributes).tracing?.serviceName, 'feedback-ingest');
+  assert.equal(
+    loadConfig({ ...attributes, OTEL_SERVICE_NAME: 'chorus-eu' }).tracing?.serviceName,
+    'chorus-eu',
+  );
+});

@@ -1,0 +1,284 @@
+// Configuration is read from the environment exactly once, at the composition root, into a typed,
+// frozen object. Every problem is reported at once, naming the variable.
+import Type, { type Static } from 'typebox';
+import Value from 'typebox/value';
+
+const LogLevel = Type.Union(
+  ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'].map((l) => Type.Literal(l)),
+);
+
+export const SAMPLERS = [
+  'always_on',
+  'always_off',
+  'traceidratio',
+  'parentbased_traceidratio',
+  'parentbased_always_on',
+  'parentbased_always_off',
+] as const;
+export type SamplerName = (typeof SAMPLERS)[number];
+const PROTOCOLS = ['http/protobuf', 'http/json'] as const;
+
+const Env = Type.Object({
+  HOST: Type.String({ default: '0.0.0.0', minLength: 1 }),
+  PORT: Type.Integer({ default: 3000, minimum: 0, maximum: 65535 }),
+  TRUSTED_PROXY_HOPS: Type.Integer({ default: 0, minimum: 0, maximum: 10 }),
+  DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
+  REDIS_URL: Type.String({ default: 'redis://127.0.0.1:6379', pattern: '^rediss?://' }),
+  KAFKA_BROKERS: Type.Optional(Type.String({ pattern: '^[^,\\s]+(,[^,\\s]+)*$' })),
+  KAFKA_CLIENT_ID: Type.String({ default: 'chorus', minLength: 1 }),
+  KAFKA_TOPIC_PREFIX: Type.String({ default: '', pattern: '^[A-Za-z0-9._-]*$' }),
+  KAFKA_CONSUMER_GROUP_PREFIX: Type.String({ default: 'chorus', minLength: 1 }),
+  KAFKA_PARTITIONS: Type.Integer({ default: 12, minimum: 1, maximum: 1000 }),
+  KAFKA_ACK_TIMEOUT_MS: Type.Integer({ default: 5000, minimum: 100 }),
+  KAFKA_LINGER_MS: Type.Number({ default: 2, minimum: 0, maximum: 1000 }),
+  KAFKA_MAX_BATCH_MESSAGES: Type.Integer({ default: 500, minimum: 1 }),
+  PROCESSOR_CONCURRENCY: Type.Integer({ default: 4, minimum: 1, maximum: 64 }),
+  LOG_LEVEL: Type.String({ default: 'info' }),
+  // Integrations (Slack, Notion). Provider URLs are configurable so tests can use local fakes.
+  WEBAPP_URL: Type.String({ default: 'http://127.0.0.1:3000', pattern: '^https?://' }),
+  ENCRYPTION_KEY: Type.Optional(Type.String({ pattern: '^[0-9a-fA-F]{64}$' })),
+  SLACK_CLIENT_ID: Type.Optional(Type.String({ minLength: 1 })),
+  SLACK_CLIENT_SECRET: Type.Optional(Type.String({ minLength: 1 })),
+  SLACK_API_URL: Type.String({ default: 'https://slack.com/api/', pattern: '^https?://' }),
+  SLACK_AUTHORIZE_URL: Type.String({
+    default: 'https://slack.com/oauth/v2/authorize',
+    pattern: '^https?://',
+  }),
+  NOTION_OAUTH_CLIENT_ID: Type.Optional(Type.String({ minLength: 1 })),
+  NOTION_OAUTH_CLIENT_SECRET: Type.Optional(Type.String({ minLength: 1 })),
+  NOTION_API_URL: Type.String({ default: 'https://api.notion.com', pattern: '^https?://' }),
+  PROMETHEUS_ENABLED: Type.Optional(Type.String({ pattern: '^(0|1|true|false)$' })),
+  PROMETHEUS_EXPORTER_PORT: Type.Integer({ default: 9464, minimum: 0, maximum: 65535 }),
+  PROMETHEUS_EXPORTER_HOST: Type.String({ default: '0.0.0.0', minLength: 1 }),
+  // Usage telemetry: cannot be disabled (spec); the receiver and the check schedule are configurable.
+  TELEMETRY_URL: Type.String({ default: 'https://telemetry.chorus.invalid', pattern: '^https?://' }),
+  TELEMETRY_CRON: Type.String({ default: '17 * * * *', minLength: 9 }),
+  // OpenTelemetry (traces and metrics over OTLP), on only when an endpoint is given.
+  OTEL_EXPORTER_OTLP_ENDPOINT: Type.Optional(Type.String({ pattern: '^https?://' })),
+  OTEL_EXPORTER_OTLP_PROTOCOL: Type.String({ default: 'http/protobuf' }),
+  OTEL_SERVICE_NAME: Type.Optional(Type.String({ minLength: 1 })),
+  OTEL_RESOURCE_ATTRIBUTES: Type.Optional(Type.String({ pattern: '^[^=,]+=[^,]*(,[^=,]+=[^,]*)*$' })),
+  OTEL_TRACES_SAMPLER: Type.String({ default: 'parentbased_always_on' }),
+  OTEL_TRACES_SAMPLER_ARG: Type.Number({ default: 1, minimum: 0, maximum: 1 }),
+  OTEL_BSP_SCHEDULE_DELAY: Type.Integer({ default: 5000, minimum: 1 }),
+  OTEL_METRIC_EXPORT_INTERVAL: Type.Integer({ default: 60_000, minimum: 100 }),
+  // Error tracking (a Sentry-protocol DSN), off unless a DSN is given.
+  SENTRY_DSN: Type.Optional(Type.String({ pattern: '^https?://\\w+(:\\w*)?@[\\w.-]+(:\\d+)?/.+' })),
+  SENTRY_ENVIRONMENT: Type.String({ default: 'production', minLength: 1 }),
+  REDIS_KEY_PREFIX: Type.String({ default: 'chorus:', pattern: '^[A-Za-z0-9:._-]*$' }),
+  DELIVERY_POLL_MS: Type.Integer({ default: 500, minimum: 10, maximum: 60_000 }),
+  DELIVERY_MAX_ATTEMPTS: Type.Integer({ default: 12, minimum: 1, maximum: 100 }),
+});
+type Env = Static<typeof Env>;
+
+/** The default local database when DATABASE_URL is not set. */
+export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/chorus';
+export const DEFAULT_KAFKA_BROKERS = ['127.0.0.1:9092'];
+
+export interface Config {
+  /** `trustedProxyHops`: proxies in front of the edge whose X-Forwarded-For entries are believed. */
+  readonly http: { readonly host: string; readonly port: number; readonly trustedProxyHops: number };
+  /** `explicit` is false when the default was taken (so a local or embedded server may be started). */
+  readonly database: { readonly url: string; readonly explicit: boolean };
+  readonly redis: { readonly url: string; readonly keyPrefix: string };
+  /** Usage telemetry: checked on `cron` (hourly), sent at most once per 24 hours by one instance. */
+  readonly telemetry: { readonly url: string; readonly cron: string };
+  readonly kafka: {
+    readonly brokers: readonly string[];
+    /** False when KAFKA_BROKERS was not set: the local broker of deploy/kafka is used (and started). */
+    readonly explicit: boolean;
+    readonly clientId: string;
+    readonly topicPrefix: string;
+    readonly groupPrefix: string;
+    readonly partitions: number;
+    readonly ackTimeoutMs: number;
+    readonly lingerMs: number;
+    readonly maxBatchMessages: number;
+  };
+  readonly processor: { readonly concurrency: number };
+  /** Prometheus exposition on its own port, only when PROMETHEUS_ENABLED=1. */
+  readonly metrics: { readonly enabled: boolean; readonly host: string; readonly port: number };
+  readonly integrations: {
+    /** Public address of this service; OAuth callbacks are `{webappUrl}/api/v1/integrations/{provider}/callback`. */
+    readonly webappUrl: string;
+    /** 32-byte key (hex) that encrypts provider tokens at rest and signs OAuth state. */
+    readonly encryptionKey: Buffer | undefined;
+    readonly slack:
+      | {
+          readonly clientId: string;
+          readonly clientSecret: string;
+          readonly apiUrl: string;
+          readonly authorizeUrl: string;
+        }
+      | undefined;
+    readonly notion:
+      { readonly clientId: string; readonly clientSecret: string; readonly apiUrl: string } | undefined;
+    readonly pollMs: number;
+    readonly maxAttempts: number;
+  };
+  readonly log: { readonly level: Static<typeof LogLevel> };
+  /** OpenTelemetry export; undefined (off) unless OTEL_EXPORTER_OTLP_ENDPOINT is set. */
+  readonly tracing: TracingConfig | undefined;
+  /** Error tracking; undefined (off) unless SENTRY_DSN is set. */
+  readonly errorTracking: { readonly dsn: string; readonly environment: string } | undefined;
+}
+
+export interface TracingConfig {
+  /** Base URL: traces go to `{endpoint}/v1/traces`, metrics to `{endpoint}/v1/metrics`. */
+  readonly endpoint: string;
+  readonly protocol: (typeof PROTOCOLS)[number];
+  readonly serviceName: string;
+  readonly resourceAttributes: Readonly<Record<string, string>>;
+  readonly sampler: SamplerName;
+  /** The ratio of the ratio-based samplers. */
+  readonly samplerRatio: number;
+  /** How long finished spans wait before they are exported in a batch. */
+  readonly exportDelayMs: number;
+  readonly metricIntervalMs: number;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+  }
+}
+
+/** Parses the variables this service reads; empty strings count as unset. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const raw: Record<string, string> = {};
+  for (const key of Object.keys(Env.properties)) {
+    const value = env[key];
+    if (value !== undefined && value !== '') raw[key] = value;
+  }
+  const parsed = Value.Convert(Env, Value.Default(Env, raw));
+  const problems = [...Value.Errors(Env, parsed)].map((e) => describe(e.instancePath, e.message, raw));
+  const level = String((parsed as Partial<Env>).LOG_LEVEL).toLowerCase();
+  if (!Value.Check(LogLevel, level))
+    problems.push(`LOG_LEVEL: must be one of trace, debug, info, warn, error, fatal`);
+  const oneOf = (name: keyof Env, allowed: readonly string[]) => {
+    const value = (parsed as Partial<Env>)[name];
+    if (!allowed.includes(String(value)))
+      problems.push(`${name}: must be one of ${allowed.join(', ')} (got ${JSON.stringify(value)})`);
+  };
+  if ((parsed as Partial<Env>).OTEL_EXPORTER_OTLP_ENDPOINT) {
+    // Checked only when tracing is on: cluster-wide OTEL_* settings meant for others do no harm.
+    oneOf('OTEL_EXPORTER_OTLP_PROTOCOL', PROTOCOLS);
+    oneOf('OTEL_TRACES_SAMPLER', SAMPLERS);
+  }
+  const e = parsed as Env;
+  if (problems.length === 0) problems.push(...integrationProblems(e));
+  const attributes = keyValueList(e.OTEL_RESOURCE_ATTRIBUTES);
+  if (problems.length > 0) throw new ConfigError(problems);
+
+  return deepFreeze({
+    http: { host: e.HOST, port: e.PORT, trustedProxyHops: e.TRUSTED_PROXY_HOPS },
+    database: { url: e.DATABASE_URL ?? DEFAULT_DATABASE_URL, explicit: e.DATABASE_URL !== undefined },
+    redis: { url: e.REDIS_URL, keyPrefix: e.REDIS_KEY_PREFIX },
+    telemetry: { url: e.TELEMETRY_URL.replace(/\/+$/, ''), cron: e.TELEMETRY_CRON },
+    kafka: {
+      brokers: e.KAFKA_BROKERS?.split(',') ?? DEFAULT_KAFKA_BROKERS,
+      explicit: e.KAFKA_BROKERS !== undefined,
+      clientId: e.KAFKA_CLIENT_ID,
+      topicPrefix: e.KAFKA_TOPIC_PREFIX,
+      groupPrefix: e.KAFKA_CONSUMER_GROUP_PREFIX,
+      partitions: e.KAFKA_PARTITIONS,
+      ackTimeoutMs: e.KAFKA_ACK_TIMEOUT_MS,
+      lingerMs: e.KAFKA_LINGER_MS,
+      maxBatchMessages: e.KAFKA_MAX_BATCH_MESSAGES,
+    },
+    processor: { concurrency: e.PROCESSOR_CONCURRENCY },
+    metrics: {
+      enabled: e.PROMETHEUS_ENABLED === '1' || e.PROMETHEUS_ENABLED === 'true',
+      host: e.PROMETHEUS_EXPORTER_HOST,
+      port: e.PROMETHEUS_EXPORTER_PORT,
+    },
+    integrations: {
+      webappUrl: e.WEBAPP_URL.replace(/\/+$/, ''),
+      encryptionKey: e.ENCRYPTION_KEY ? Buffer.from(e.ENCRYPTION_KEY, 'hex') : undefined,
+      slack:
+        e.SLACK_CLIENT_ID && e.SLACK_CLIENT_SECRET
+          ? {
+              clientId: e.SLACK_CLIENT_ID,
+              clientSecret: e.SLACK_CLIENT_SECRET,
+              apiUrl: e.SLACK_API_URL,
+              authorizeUrl: e.SLACK_AUTHORIZE_URL,
+            }
+          : undefined,
+      notion:
+        e.NOTION_OAUTH_CLIENT_ID && e.NOTION_OAUTH_CLIENT_SECRET
+          ? {
+              clientId: e.NOTION_OAUTH_CLIENT_ID,
+              clientSecret: e.NOTION_OAUTH_CLIENT_SECRET,
+              apiUrl: e.NOTION_API_URL,
+            }
+          : undefined,
+      pollMs: e.DELIVERY_POLL_MS,
+      maxAttempts: e.DELIVERY_MAX_ATTEMPTS,
+    },
+    log: { level: level as Config['log']['level'] },
+    tracing: e.OTEL_EXPORTER_OTLP_ENDPOINT
+      ? {
+          endpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, ''),
+          protocol: e.OTEL_EXPORTER_OTLP_PROTOCOL as TracingConfig['protocol'],
+          // OTEL_SERVICE_NAME wins over a service.name among the resource attributes (specification).
+          serviceName: e.OTEL_SERVICE_NAME ?? attributes['service.name'] ?? 'chorus',
+          resourceAttributes: attributes,
+          sampler: e.OTEL_TRACES_SAMPLER as SamplerName,
+          samplerRatio: e.OTEL_TRACES_SAMPLER_ARG,
+          exportDelayMs: e.OTEL_BSP_SCHEDULE_DELAY,
+          metricIntervalMs: e.OTEL_METRIC_EXPORT_INTERVAL,
+        }
+      : undefined,
+    errorTracking: e.SENTRY_DSN ? { dsn: e.SENTRY_DSN, environment: e.SENTRY_ENVIRONMENT } : undefined,
+  });
+}
+
+/** Credentials come in pairs; Slack insists on an https callback; tokens need a key to be stored. */
+function integrationProblems(e: Env): string[] {
+  const problems: string[] = [];
+  const pair = (id: keyof Env, secret: keyof Env) => {
+    if (Boolean(e[id]) !== Boolean(e[secret])) problems.push(`${id}, ${secret}: set both or neither`);
+  };
+  pair('SLACK_CLIENT_ID', 'SLACK_CLIENT_SECRET');
+  pair('NOTION_OAUTH_CLIENT_ID', 'NOTION_OAUTH_CLIENT_SECRET');
+  if (e.SLACK_CLIENT_ID && !e.WEBAPP_URL.startsWith('https://')) {
+    problems.push('WEBAPP_URL: Slack requires an https address for its OAuth callback');
+  }
+  if ((e.SLACK_CLIENT_ID || e.NOTION_OAUTH_CLIENT_ID) && !e.ENCRYPTION_KEY) {
+    problems.push(
+      'ENCRYPTION_KEY: required with integration credentials (64 hex characters, e.g. `openssl rand -hex 32`)',
+    );
+  }
+  return problems;
+}
+
+/** `key1=value1,key2=value2` (values percent-encoded, as the OpenTelemetry specification says). */
+function keyValueList(list: string | undefined): Record<string, string> {
+  if (!list) return {};
+  return Object.fromEntries(
+    list.split(',').map((pair) => {
+      const at = pair.indexOf('=');
+      const value = pair.slice(at + 1).trim();
+      let decoded = value;
+      try {
+        decoded = decodeURIComponent(value);
+      } catch {
+        // not percent-encoded after all: keep it as written
+      }
+      return [pair.slice(0, at).trim(), decoded];
+    }),
+  );
+}
+
+function describe(path: string, message: string, raw: Record<string, string>): string {
+  const name = path.replace(/^\//, '');
+  return name === '' ? message : `${name}: ${message} (got ${JSON.stringify(raw[name])})`;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !ArrayBuffer.isView(value)) {
+    for (const child of Object.values(value)) deepFreeze(child);
+    Object.freeze(value);
+  }
+  return value;
+}

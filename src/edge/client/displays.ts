@@ -1,0 +1,52 @@
+// Client API: "survey was displayed". Stored by the display processor; the answer is built here.
+import Type from 'typebox';
+import { Compile } from 'typebox/compile';
+import { ID_PATTERN, contactIdFor, newId } from '../../ids.ts';
+import type { DisplayCreated } from '../../events/displays.ts';
+import type { Route, RouteRequest } from '../router.ts';
+import { preflight } from './cors.ts';
+import { CORS_HEADERS, envelope, openSurveyRequest, type ClientContext } from './context.ts';
+
+const CreateBody = Compile(
+  Type.Object({
+    surveyId: Type.String({ pattern: ID_PATTERN }),
+    userId: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+  }),
+);
+
+export function clientDisplayRoutes(ctx: ClientContext): Route[] {
+  const path = '/api/v1/client/:environmentId/displays';
+  return [
+    { method: 'POST', path, headers: CORS_HEADERS, handler: (r) => createDisplay(ctx, r) },
+    preflight(path, ['POST']),
+  ];
+}
+
+async function createDisplay(ctx: ClientContext, request: RouteRequest) {
+  const { environmentId, body, survey } = await openSurveyRequest(ctx, request, CreateBody);
+
+  const displayId = newId('dsp');
+  const contactId = body.userId === undefined ? null : contactIdFor(environmentId, body.userId);
+  const event: DisplayCreated = {
+    type: 'display.created',
+    ...envelope(environmentId),
+    displayId,
+    surveyId: survey.id,
+    userId: body.userId,
+    contactId: contactId ?? undefined,
+  };
+  await ctx.publisher.publish({ topic: ctx.topics.displays, key: displayId, value: JSON.stringify(event) });
+  ctx.displays.set(displayId, { surveyId: survey.id, linked: false });
+  return {
+    status: 200,
+    body: {
+      data: {
+        id: displayId,
+        createdAt: event.occurredAt,
+        updatedAt: event.occurredAt,
+        surveyId: survey.id,
+        contactId,
+      },
+    },
+  };
+}

@@ -1,0 +1,159 @@
+// Wiring of the edge: caches over the store (kept fresh by survey change notifications), the
+// routes, and the uWS server.
+import { unavailable } from '../errors.ts';
+import type { Config } from '../config.ts';
+import type { Logger } from '../logger.ts';
+import type { Publisher } from '../kafka/publisher.ts';
+import type { Topics } from '../kafka/kafka.ts';
+import type { Orm } from '../store/orm.ts';
+import { findContact } from '../store/contacts.ts';
+import { findDisplayStatus } from '../store/displays.ts';
+import { findApiKeyGrant, findEnvironment } from '../store/environments.ts';
+import { findResponseStatus, singleUseIdTaken } from '../store/responses.ts';
+import { listenForSurveyChanges } from '../store/survey-changes.ts';
+import { findSurveySnapshot } from '../store/surveys.ts';
+import { Directory } from './directory.ts';
+import { errorReply, payloadTooLarge } from './http-errors.ts';
+import { listen } from './http/uws-server.ts';
+import type { HttpHandler } from './http/types.ts';
+import type { Metrics } from '../observability/metrics.ts';
+import { traceServerRequest, tracingEnabled } from '../observability/tracing.ts';
+import { createRouter } from './router.ts';
+import { healthRoutes, type HealthChecks } from './health.ts';
+import type { ClientContext } from './client/context.ts';
+import { clientResponseRoutes } from './client/responses.ts';
+import { clientDisplayRoutes } from './client/displays.ts';
+import { clientIdentifyRoutes } from './client/identify.ts';
+import type { ManagementContext } from './management/context.ts';
+import { managementResponseRoutes } from './management/responses.ts';
+import { managementSurveyRoutes } from './management/surveys.ts';
+import { managementContactRoutes } from './management/contacts.ts';
+import { managementAttributeKeyRoutes } from './management/attribute-keys.ts';
+import { integrationRoutes } from './management/integrations.ts';
+import type { ProviderApis } from '../integrations/providers.ts';
+
+/** Records duration, count and concurrency of every request the router answers. */
+function measured(handler: HttpHandler, metrics: Metrics): HttpHandler {
+  return async (request) => {
+    const end = metrics.http.duration.startTimer();
+    metrics.http.active.inc();
+    let status = 500;
+    let route = 'unmatched';
+    try {
+      const reply = await handler(request);
+      status = reply.status;
+      route = reply.route ?? route;
+      return reply;
+    } finally {
+      metrics.http.active.dec();
+      const labels = { http_request_method: request.method, http_response_status_code: String(status) };
+      end({ ...labels, http_route: route });
+      metrics.http.requests.inc(labels);
+    }
+  };
+}
+
+/** Health checks are never traced (spec), nor would a `/metrics` path be. */
+const untraced = (path: string) =>
+  path === '/health' || path === '/api/v2/health' || path.startsWith('/metrics');
+
+/** A server span around every other request (uWS is not seen by the Node HTTP instrumentation). */
+function traced(handler: HttpHandler): HttpHandler {
+  return (request) =>
+    untraced(request.path) ? handler(request) : traceServerRequest(request, () => handler(request));
+}
+
+export interface EdgeDeps {
+  metrics?: Metrics;
+  http: Config['http'];
+  integrations: Config['integrations'];
+  providers: ProviderApis;
+  databaseUrl: string;
+  orm: Orm;
+  publisher: Publisher;
+  topics: Topics;
+  health: HealthChecks;
+  logger: Logger;
+}
+
+export interface RunningEdge {
+  port: number;
+  stop(): Promise<void>;
+}
+
+export async function startEdge(deps: EdgeDeps): Promise<RunningEdge> {
+  const { orm, logger } = deps;
+  const log = logger.child({ component: 'edge' });
+  const em = orm.em;
+  const fromStore =
+    <A extends unknown[], V>(read: (...args: A) => Promise<V>) =>
+    (...args: A) =>
+      read(...args).catch((cause: unknown) => {
+        throw unavailable('The database', cause);
+      });
+  const cache = <V>(load: (id: string) => Promise<V | undefined>, ttlMs: number, maxEntries = 100_000) =>
+    new Directory(fromStore(load), { maxEntries, ttlMs, absentTtlMs: 250 });
+
+  const surveys = cache((id) => findSurveySnapshot(em, id), 60_000, 20_000);
+  const surveyChanges = await listenForSurveyChanges(
+    deps.databaseUrl,
+    { onChange: (id) => surveys.delete(id), onReset: () => surveys.clear() },
+    log,
+  );
+
+  const client: ClientContext = {
+    environments: cache((id) => findEnvironment(em.fork(), id), 30_000, 10_000),
+    surveys,
+    responses: cache((id) => findResponseStatus(em, id), 60_000, 200_000),
+    displays: cache((id) => findDisplayStatus(em, id), 60_000),
+    contacts: cache((id) => findContact(em, id), 10_000),
+    singleUseTaken: fromStore((surveyId: string, singleUseId: string) =>
+      singleUseIdTaken(em, surveyId, singleUseId),
+    ),
+    publisher: deps.publisher,
+    topics: deps.topics,
+    trustedProxyHops: deps.http.trustedProxyHops,
+  };
+  // A revoked key stops working within the time-to-live.
+  const keys = cache((hash) => findApiKeyGrant(em, hash), 5_000, 10_000);
+  const management: ManagementContext = { orm, keys, client };
+
+  const router = createRouter(
+    [
+      ...healthRoutes(deps.health),
+      ...clientResponseRoutes(client),
+      ...clientDisplayRoutes(client),
+      ...clientIdentifyRoutes(client),
+      ...managementResponseRoutes(management),
+      ...managementSurveyRoutes(management),
+      ...managementContactRoutes(management),
+      ...managementAttributeKeyRoutes(management),
+      ...integrationRoutes({
+        ...management,
+        ...deps.providers,
+        webappUrl: deps.integrations.webappUrl,
+        encryptionKey: deps.integrations.encryptionKey,
+      }),
+    ],
+    log,
+  );
+  // Wrapped only in what is on: without tracing, a request pays for no span code at all.
+  let handler: HttpHandler = router;
+  if (tracingEnabled()) handler = traced(handler);
+  if (deps.metrics) handler = measured(handler, deps.metrics);
+  const server = await listen({
+    host: deps.http.host,
+    port: deps.http.port,
+    handler,
+    tooLarge: () => errorReply(payloadTooLarge(), log),
+    onError: (error) => errorReply(error, log),
+  });
+  log.info({ port: server.port }, 'edge listening');
+  return {
+    port: server.port,
+    stop: async () => {
+      server.close();
+      await surveyChanges.stop();
+    },
+  };
+}

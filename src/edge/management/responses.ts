@@ -1,0 +1,31 @@
+// Management API: read what was collected.
+import { notFound } from '../../errors.ts';
+import { Response } from '../../store/entities.ts';
+import { listResponses, responseRecord } from '../../store/responses.ts';
+import type { Route } from '../router.ts';
+import type { ManagementContext } from './context.ts';
+import { requireId } from '../validation.ts';
+import { authenticate, requireAccess } from './auth.ts';
+import { listRoute } from './paging.ts';
+
+export function managementResponseRoutes(ctx: ManagementContext): Route[] {
+  return [
+    listRoute('/api/v1/management/responses', ctx, (environmentIds, page, query) => {
+      const surveyId = query.get('surveyId') ?? undefined;
+      if (surveyId !== undefined) requireId('surveyId', surveyId);
+      return listResponses(ctx.orm.em, { environmentIds, surveyId }, page);
+    }),
+    {
+      method: 'GET',
+      path: '/api/v1/management/responses/:responseId',
+      handler: async (request) => {
+        const grant = await authenticate(request, ctx.keys);
+        const id = requireId('responseId', request.params.responseId);
+        const row = await ctx.orm.em.fork().findOne(Response, { id });
+        if (!row) throw notFound('Response', id);
+        requireAccess(grant, row.environmentId, 'read');
+        return { status: 200, body: { data: responseRecord(row) } };
+      },
+    },
+  ];
+}

@@ -1,0 +1,107 @@
+// Management API: surveys. Writes go straight to PostgreSQL; a trigger announces each change, so
+// every edge's survey cache drops it at once.
+import Type from 'typebox';
+import { Compile } from 'typebox/compile';
+import { ChorusError, invalidInput, notFound } from '../../errors.ts';
+import { ID_PATTERN } from '../../ids.ts';
+import { Survey, SURVEY_STATUSES } from '../../store/entities.ts';
+import { createSurvey, listSurveys, surveyRecord, updateSurvey } from '../../store/surveys.ts';
+import { Block, Element, Ending, Quota } from '../../surveys/definition.ts';
+import { questionsOf } from '../../surveys/definition.ts';
+import type { Route, RouteRequest } from '../router.ts';
+import { parseJsonBody, requireId, validateBody } from '../validation.ts';
+import { authenticate, permissionFor, requireAccess } from './auth.ts';
+import type { ManagementContext } from './context.ts';
+import { listRoute } from './paging.ts';
+
+// `finished` and `data` appear in the spec's sample body but are not survey fields: unknown keys
+// are ignored rather than refused.
+const SurveyFields = {
+  name: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+  type: Type.Optional(Type.Enum(['link', 'app'])),
+  status: Type.Optional(Type.Enum([...SURVEY_STATUSES])),
+  blocks: Type.Optional(Type.Array(Block)),
+  questions: Type.Optional(Type.Array(Element)),
+  endings: Type.Optional(Type.Array(Ending)),
+  quotas: Type.Optional(Type.Array(Quota)),
+  isCaptureIpEnabled: Type.Optional(Type.Boolean()),
+};
+const CreateBody = Compile(
+  Type.Object({ environmentId: Type.String({ pattern: ID_PATTERN }), ...SurveyFields }),
+);
+const UpdateBody = Compile(Type.Object({ environmentId: Type.Optional(Type.String()), ...SurveyFields }));
+
+export function managementSurveyRoutes(ctx: ManagementContext): Route[] {
+  const base = '/api/v1/management/surveys';
+  return [
+    listRoute(base, ctx, (environmentIds, page) => listSurveys(ctx.orm.em, environmentIds, page)),
+    {
+      method: 'GET',
+      path: `${base}/:surveyId`,
+      handler: async (request) => {
+        const { survey } = await accessibleSurvey(ctx, request);
+        return { status: 200, body: { data: surveyRecord(survey) } };
+      },
+    },
+    {
+      method: 'POST',
+      path: base,
+      handler: async (request) => {
+        const grant = await authenticate(request, ctx.keys);
+        const body = validateBody(CreateBody, parseJsonBody(request.body));
+        requireAccess(grant, body.environmentId, 'write');
+        checkDefinition(body);
+        if (!body.blocks && !body.questions) throw invalidInput({ blocks: 'Required' });
+        const survey = await createSurvey(ctx.orm.em.fork(), body);
+        return { status: 201, body: { data: surveyRecord(survey) } };
+      },
+    },
+    {
+      method: 'PUT',
+      path: `${base}/:surveyId`,
+      handler: async (request) => {
+        const { em, survey } = await accessibleSurvey(ctx, request);
+        const body = validateBody(UpdateBody, parseJsonBody(request.body));
+        if (body.environmentId !== undefined && body.environmentId !== survey.environment.id) {
+          throw invalidInput({ environmentId: 'A survey cannot move to another environment' });
+        }
+        checkDefinition(body);
+        const { environmentId, ...changes } = body;
+        return { status: 200, body: { data: surveyRecord(await updateSurvey(em, survey, changes)) } };
+      },
+    },
+    {
+      method: 'DELETE',
+      path: `${base}/:surveyId`,
+      handler: async (request) => {
+        const { em, survey } = await accessibleSurvey(ctx, request);
+        const record = surveyRecord(survey);
+        // Its responses stay: they reference the survey by id, not by a foreign key.
+        await em.remove(survey).flush();
+        return { status: 200, body: { data: record } };
+      },
+    },
+  ];
+}
+
+/** The survey of the path, if the key may act on its environment (GET read, PUT write, DELETE manage). */
+async function accessibleSurvey(ctx: ManagementContext, request: RouteRequest) {
+  const grant = await authenticate(request, ctx.keys);
+  const id = requireId('surveyId', request.params.surveyId);
+  const em = ctx.orm.em.fork();
+  const survey = await em.findOne(Survey, { id });
+  if (!survey) throw notFound('Survey', id);
+  requireAccess(grant, survey.environment.id, permissionFor(request.method));
+  return { em, survey };
+}
+
+/** Rules the schema cannot state: one format at a time, and question ids unique in the survey. */
+function checkDefinition(body: { blocks?: Block[]; questions?: Element[] }): void {
+  if (body.blocks && body.questions) {
+    throw new ChorusError('invalid_input', 'Cannot provide both questions and blocks.');
+  }
+  const ids = questionsOf({ blocks: body.blocks ?? [], questions: body.questions }).map((q) => q.id);
+  const duplicates = ids.filter((id, i) => ids.indexOf(id) !== i);
+  if (duplicates.length > 0)
+    throw invalidInput({ questions: `Duplicate question ids: ${[...new Set(duplicates)].join(', ')}` });
+}

@@ -1,0 +1,81 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createLogger } from '../logger.ts';
+import { ChorusError } from '../errors.ts';
+import { createRouter } from './router.ts';
+import type { HttpRequest } from './http/types.ts';
+
+const logger = createLogger('silent');
+const request = (method: string, path: string): HttpRequest => ({
+  method,
+  path,
+  query: new URLSearchParams(),
+  headers: {},
+  body: Buffer.alloc(0),
+  remoteAddress: '127.0.0.1',
+});
+
+test('a handler that throws an unexpected error answers a 500 that leaks nothing', async () => {
+  const route = createRouter(
+    [
+      {
+        method: 'GET',
+        path: '/boom',
+        handler: () => {
+          throw new Error('password=hunter2 in connection string');
+        },
+      },
+    ],
+    logger,
+  );
+  const reply = await route(request('GET', '/boom'));
+  assert.equal(reply.status, 500);
+  assert.deepEqual(reply.body, {
+    code: 'internal_server_error',
+    message: 'Something went wrong. Please try again.',
+    details: {},
+  });
+});
+
+test('route headers (CORS) are added to errors of that route too, and path parameters are decoded', async () => {
+  const route = createRouter(
+    [
+      {
+        method: 'POST',
+        path: '/things/:id',
+        headers: { 'Access-Control-Allow-Origin': '*' },
+        handler: (r) => {
+          throw new ChorusError('conflict', `taken: ${r.params.id}`);
+        },
+      },
+    ],
+    logger,
+  );
+  const reply = await route(request('POST', '/things/a%20b'));
+  assert.equal(reply.status, 409);
+  assert.equal(reply.headers?.['Access-Control-Allow-Origin'], '*');
+  assert.equal((reply.body as { message: string }).message, 'taken: a b');
+  assert.equal(reply.headers?.['Cache-Control'], 'private, no-store');
+});
+
+test('an unavailable dependency answers 503 with Retry-After', async () => {
+  const route = createRouter(
+    [
+      {
+        method: 'GET',
+        path: '/down',
+        handler: () => {
+          throw new ChorusError(
+            'unavailable',
+            'The event log is temporarily unavailable. Please try again later.',
+          );
+        },
+      },
+    ],
+    logger,
+  );
+  const reply = await route(request('GET', '/down'));
+  assert.equal(reply.status, 503);
+  assert.equal(reply.headers?.['Retry-After'], '5');
+  assert.equal((reply.body as { code: string }).code, 'service_unavailable');
+});

@@ -1,0 +1,77 @@
+// Matches a request to a route by method and path pattern (`:name` segments are parameters) and
+// runs its handler. Errors of any route become replies through `errorReply`; a route's `headers`
+// (CORS for the client API) are added to every answer of that route, errors included.
+import { ChorusError } from '../errors.ts';
+import type { Logger } from '../logger.ts';
+import { API_HEADERS, errorReply } from './http-errors.ts';
+import type { HttpReply, HttpRequest } from './http/types.ts';
+
+export interface RouteRequest extends HttpRequest {
+  params: Record<string, string>;
+}
+
+export interface Route {
+  method: string;
+  path: string;
+  handler: (request: RouteRequest) => Promise<HttpReply> | HttpReply;
+  headers?: Record<string, string>;
+}
+
+interface CompiledRoute extends Route {
+  segments: string[];
+}
+
+export function createRouter(routes: readonly Route[], logger: Logger) {
+  const compiled: CompiledRoute[] = routes.map((r) => ({ ...r, segments: r.path.split('/') }));
+
+  return async function route(request: HttpRequest): Promise<HttpReply> {
+    const segments = request.path.replace(/\/+$/, '').split('/');
+    let pathMatched: CompiledRoute | undefined;
+    for (const candidate of compiled) {
+      const params = match(candidate.segments, segments);
+      if (!params) continue;
+      pathMatched ??= candidate;
+      if (candidate.method !== request.method) continue;
+      try {
+        const reply = await candidate.handler({ ...request, params });
+        return {
+          ...reply,
+          route: candidate.path,
+          headers: { ...API_HEADERS, ...candidate.headers, ...reply.headers },
+        };
+      } catch (error) {
+        const reply = errorReply(error, logger);
+        return { ...reply, route: candidate.path, headers: { ...reply.headers, ...candidate.headers } };
+      }
+    }
+    const error = pathMatched
+      ? new ChorusError('method_not_allowed', 'Method Not Allowed', { method: request.method })
+      : new ChorusError('route_not_found', 'Not Found', { method: request.method, path: request.path });
+    const reply = errorReply(error, logger);
+    return { ...reply, headers: { ...reply.headers, ...pathMatched?.headers } };
+  };
+}
+
+function match(pattern: string[], actual: string[]): Record<string, string> | undefined {
+  if (pattern.length !== actual.length) return undefined;
+  const params: Record<string, string> = {};
+  for (let i = 0; i < pattern.length; i++) {
+    const expected = pattern[i]!;
+    const segment = actual[i]!;
+    if (expected.startsWith(':')) {
+      if (segment === '') return undefined;
+      params[expected.slice(1)] = safeDecode(segment);
+    } else if (expected !== segment) {
+      return undefined;
+    }
+  }
+  return params;
+}
+
+function safeDecode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment; // not a valid id anyway: validation rejects it with a clear message
+  }
+}

@@ -1,0 +1,40 @@
+// Request body parsing and validation against compiled typebox schemas, with field-level details
+// in the shape of the compat notes: `{"<field.path>": "<what is wrong>"}`.
+import type { Static, TProperties, TSchema } from 'typebox';
+import type { Validator } from 'typebox/compile';
+import { ChorusError, invalidInput } from '../errors.ts';
+import { isId } from '../ids.ts';
+
+export function parseJsonBody(body: Buffer): unknown {
+  try {
+    return JSON.parse(body.toString('utf8'));
+  } catch {
+    throw new ChorusError('invalid_json', 'Invalid JSON in request body');
+  }
+}
+
+export function validateBody<T extends TSchema>(
+  validator: Validator<TProperties, T>,
+  value: unknown,
+): Static<T> {
+  if (validator.Check(value)) return value;
+  const details: Record<string, string> = {};
+  for (const error of validator.Errors(value)) {
+    const base = error.instancePath.replace(/^\//, '').replaceAll('/', '.');
+    const params = error.params as { requiredProperties?: string[]; allowedValues?: unknown[] };
+    if (error.keyword === 'required' && params.requiredProperties) {
+      for (const name of params.requiredProperties) details[base ? `${base}.${name}` : name] ??= 'Required';
+    } else if (error.keyword === 'enum' && params.allowedValues) {
+      details[base || 'body'] ??= `must be one of ${params.allowedValues.join(', ')}`;
+    } else {
+      details[base || 'body'] ??= error.message;
+    }
+  }
+  throw invalidInput(details);
+}
+
+/** Path ids must look like ids; the detail names the parameter. */
+export function requireId(name: string, value: string | undefined): string {
+  if (value === undefined || !isId(value)) throw invalidInput({ [name]: 'Invalid id' });
+  return value;
+}

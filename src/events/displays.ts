@@ -1,0 +1,15 @@
+// The contract of the `displays` topic, keyed by display id.
+import Type, { type Static } from 'typebox';
+import { Compile } from 'typebox/compile';
+import { Envelope } from './envelope.ts';
+
+export const DisplayCreated = Type.Object({
+  type: Type.Literal('display.created'),
+  ...Envelope,
+  displayId: Type.String(),
+  surveyId: Type.String(),
+  userId: Type.Optional(Type.String()),
+  contactId: Type.Optional(Type.String()),
+});
+export type DisplayCreated = Static<typeof DisplayCreated>;
+export const DisplayCreatedCheck = Compile(DisplayCreated);

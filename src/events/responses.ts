@@ -1,0 +1,46 @@
+// The contract of the `responses` topic: commands accepted by the edge, applied by the response
+// processor. Keyed by response id, so all commands of one response are applied in order.
+import Type, { type Static } from 'typebox';
+import { Compile } from 'typebox/compile';
+import { Envelope } from './envelope.ts';
+
+const Answers = Type.Record(Type.String(), Type.Unknown());
+const Ttc = Type.Record(Type.String(), Type.Number());
+const Variables = Type.Record(Type.String(), Type.Union([Type.String(), Type.Number()]));
+
+const ResponseEnvelope = { ...Envelope, responseId: Type.String() };
+
+export const ResponseCreated = Type.Object({
+  type: Type.Literal('response.created'),
+  ...ResponseEnvelope,
+  surveyId: Type.String(),
+  finished: Type.Boolean(),
+  data: Answers,
+  ttc: Ttc,
+  variables: Variables,
+  meta: Type.Record(Type.String(), Type.Unknown()),
+  language: Type.Optional(Type.String()),
+  endingId: Type.Optional(Type.String()),
+  displayId: Type.Optional(Type.String()),
+  singleUseId: Type.Optional(Type.String()),
+  /** Enterprise: the identified user, and the contact id derived from it. */
+  userId: Type.Optional(Type.String()),
+  contactId: Type.Optional(Type.String()),
+});
+export type ResponseCreated = Static<typeof ResponseCreated>;
+
+export const ResponseUpdated = Type.Object({
+  type: Type.Literal('response.updated'),
+  ...ResponseEnvelope,
+  finished: Type.Optional(Type.Boolean()),
+  data: Type.Optional(Answers),
+  ttc: Type.Optional(Ttc),
+  variables: Type.Optional(Variables),
+  language: Type.Optional(Type.String()),
+  endingId: Type.Optional(Type.String()),
+});
+export type ResponseUpdated = Static<typeof ResponseUpdated>;
+
+export const ResponseCommand = Type.Union([ResponseCreated, ResponseUpdated]);
+export type ResponseCommand = Static<typeof ResponseCommand>;
+export const ResponseCommandCheck = Compile(ResponseCommand);

@@ -1,0 +1,228 @@
+// Sends pending deliveries, on a timer, a few at a time.
+//
+// Exactly one message or page per response and link: a delivery is claimed by switching it to
+// `sending` in its own committed statement (SKIP LOCKED, so several workers share the queue) before
+// the provider is called, and it is never sent again on its own after that. A provider failure
+// with a definite answer (5xx, 429, unreachable) puts it back to `pending` with a jittered
+// exponential backoff stored in the row (so it survives restarts); a permanent failure (4xx,
+// revoked token) marks it `failed`, writes a dead letter and, for a dead token, marks the
+// integration as needing a reconnect. A worker that died mid-call leaves `sending` behind: after a
+// lease it becomes `failed` ("interrupted"), visible and replayable, because sending it again could
+// post a second message.
+import type { EntityManager, Orm } from '../../store/orm.ts';
+import { Delivery, Integration, Survey } from '../../store/entities.ts';
+import type { Logger } from '../../logger.ts';
+import type { Metrics } from '../../observability/metrics.ts';
+import type { Publisher } from '../../kafka/publisher.ts';
+import { failActiveSpan, inSpan } from '../../observability/tracing.ts';
+import { questionsOf } from '../../surveys/definition.ts';
+import { ProviderError, type ProviderFailure } from '../failure.ts';
+import { decryptToken } from '../secrets.ts';
+import { slackMessage } from '../slack/message.ts';
+import { pageProperties } from '../notion/properties.ts';
+import type { SlackApi } from '../slack/slack-api.ts';
+import type { NotionApi } from '../notion/notion-api.ts';
+
+const BATCH = 20;
+const LEASE_SECONDS = 120;
+const BASE_DELAY_MS = 1_000;
+const MAX_DELAY_MS = 15 * 60_000;
+
+export interface DelivererDeps {
+  orm: Orm;
+  encryptionKey: Buffer;
+  slack: SlackApi | undefined;
+  notion: NotionApi | undefined;
+  publisher: Publisher;
+  deadLetterTopic: string;
+  pollMs: number;
+  maxAttempts: number;
+  metrics?: Metrics;
+  logger: Logger;
+}
+
+export interface RunningDeliverer {
+  /** One round: what is due is sent (tests call it to avoid waiting for the timer). */
+  runOnce(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+export function startDeliverer(deps: DelivererDeps): RunningDeliverer {
+  const log = deps.logger.child({ component: 'deliverer' });
+  let stopped = false;
+  let running: Promise<number> | undefined;
+  let timer: NodeJS.Timeout | undefined;
+
+  const runOnce = async (): Promise<number> => {
+    await expireLeases(deps.orm.em);
+    const claimed = await claimDue(deps.orm.em);
+    await Promise.all(claimed.map((id) => deliver(deps, id, log)));
+    return claimed.length;
+  };
+  const tick = () => {
+    if (stopped) return;
+    running = runOnce()
+      .catch((err: unknown) => {
+        log.warn({ err }, 'delivery round failed; trying again');
+        return 0;
+      })
+      .finally(() => {
+        running = undefined;
+        if (!stopped) timer = setTimeout(tick, deps.pollMs);
+      });
+  };
+  timer = setTimeout(tick, 0);
+
+  return {
+    runOnce,
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await running;
+    },
+  };
+}
+
+async function claimDue(em: EntityManager): Promise<string[]> {
+  const rows = await em.fork().execute<{ id: string }[]>(
+    `update deliveries set status = 'sending', attempts = attempts + 1, updated_at = now()
+     where id in (select id from deliveries where status = 'pending' and next_attempt_at <= now()
+                  order by next_attempt_at limit ${BATCH} for update skip locked)
+     returning id`,
+  );
+  return rows.map((r) => r.id);
+}
+
+async function expireLeases(em: EntityManager): Promise<void> {
+  await em.fork().execute(
+    `update deliveries set status = 'failed', updated_at = now(),
+       last_error = 'interrupted while sending: not sent again automatically, to avoid a duplicate; replay it to resend'
+     where status = 'sending' and updated_at < now() - interval '${LEASE_SECONDS} seconds'`,
+  );
+}
+
+async function deliver(deps: DelivererDeps, id: string, log: Logger): Promise<void> {
+  const em = deps.orm.em.fork();
+  const delivery = await em.findOne(Delivery, { id }, { populate: ['link', 'link.integration'] });
+  if (!delivery) return; // its link (or integration) was deleted meanwhile
+  const integration = delivery.link.integration;
+  // Continues the trace of the response it sends (the HTTP request that finished it).
+  await inSpan(
+    'deliver',
+    {
+      parent: delivery.traceContext,
+      attributes: { 'chorus.delivery.id': id, 'chorus.integration.provider': integration.provider },
+    },
+    async () => {
+      try {
+        const externalId = await send(deps, em, delivery);
+        em.assign(delivery, { status: 'delivered', externalId, lastError: null, updatedAt: new Date() });
+        await em.flush();
+        deps.metrics?.deliveries.inc({ provider: integration.provider, outcome: 'delivered' });
+        log.info({ deliveryId: id, provider: integration.provider }, 'delivered');
+      } catch (error) {
+        const failure: ProviderFailure =
+          error instanceof ProviderError
+            ? error.failure
+            : { kind: 'permanent', reason: `unexpected: ${(error as Error).message}` };
+        failActiveSpan(`delivery failed (${failure.kind})`);
+        await recordFailure(deps, em, delivery, integration, failure, log);
+      }
+    },
+  );
+}
+
+/** One call to the provider; returns the id of what it created. */
+async function send(deps: DelivererDeps, em: EntityManager, delivery: Delivery): Promise<string> {
+  const { link } = delivery;
+  const survey = await em.findOneOrFail(Survey, { id: link.survey.id });
+  const questions = questionsOf({ blocks: survey.blocks });
+  const token = decryptToken(deps.encryptionKey, link.integration.tokenCiphertext);
+  const data = (delivery.response.data ?? {}) as Record<string, unknown>;
+  if (link.integration.provider === 'slack') {
+    const slack = deps.slack;
+    if (!slack) throw new ProviderError({ kind: 'retry', reason: 'Slack is not configured on this worker' });
+    const message = slackMessage({
+      surveyName: survey.name,
+      questions,
+      mapped: link.mapping.map((m) => m.questionId),
+      data,
+    });
+    const sent = await inSpan('slack chat.postMessage', { kind: 'client' }, () =>
+      slack.postMessage(token, link.targetId, message),
+    );
+    return sent.externalId;
+  }
+  const notion = deps.notion;
+  if (!notion) throw new ProviderError({ kind: 'retry', reason: 'Notion is not configured on this worker' });
+  const mapping = link.mapping.map((m) => ({ questionId: m.questionId, property: m.property ?? '' }));
+  const types = Object.fromEntries(
+    link.mapping.map((m) => [m.property ?? '', { type: m.propertyType ?? 'rich_text' }]),
+  );
+  const page = await inSpan('notion pages.create', { kind: 'client' }, () =>
+    notion.createPage(token, link.targetId, pageProperties(questions, mapping, types, data)),
+  );
+  return page.externalId;
+}
+
+async function recordFailure(
+  deps: DelivererDeps,
+  em: EntityManager,
+  delivery: Delivery,
+  integration: Integration,
+  failure: ProviderFailure,
+  log: Logger,
+): Promise<void> {
+  const exhausted = delivery.attempts >= deps.maxAttempts;
+  const outcome =
+    failure.kind === 'retry' && !exhausted
+      ? 'retry'
+      : failure.kind === 'reconnect'
+        ? 'needs_reconnect'
+        : 'failed';
+  deps.metrics?.deliveries.inc({ provider: integration.provider, outcome });
+  if (failure.kind === 'retry' && !exhausted) {
+    const ceiling = Math.min(MAX_DELAY_MS, BASE_DELAY_MS * 2 ** (delivery.attempts - 1));
+    const delay = Math.max(failure.retryAfterMs ?? 0, ceiling / 2 + Math.random() * (ceiling / 2));
+    em.assign(delivery, {
+      status: 'pending',
+      nextAttemptAt: new Date(Date.now() + delay),
+      lastError: failure.reason,
+      updatedAt: new Date(),
+    });
+    await em.flush();
+    log.warn(
+      {
+        deliveryId: delivery.id,
+        attempt: delivery.attempts,
+        retryInMs: Math.round(delay),
+        reason: failure.reason,
+      },
+      'delivery will be retried',
+    );
+    return;
+  }
+  const reason =
+    exhausted && failure.kind === 'retry'
+      ? `gave up after ${delivery.attempts} attempts: ${failure.reason}`
+      : failure.reason;
+  em.assign(delivery, { status: 'failed', lastError: reason, updatedAt: new Date() });
+  if (failure.kind === 'reconnect')
+    em.assign(integration, { status: 'needs_reconnect', updatedAt: new Date() });
+  await em.flush();
+  log.warn({ deliveryId: delivery.id, reason }, 'delivery failed');
+  await deps.publisher.publish({
+    topic: deps.deadLetterTopic,
+    key: delivery.responseId,
+    value: JSON.stringify({
+      type: 'delivery.failed',
+      version: 1,
+      occurredAt: new Date().toISOString(),
+      reason,
+      deliveryId: delivery.id,
+      responseId: delivery.responseId,
+      linkId: delivery.link.id,
+      integrationId: delivery.integrationId,
+    }),
+  });
+}

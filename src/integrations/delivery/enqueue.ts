@@ -1,0 +1,50 @@
+// The integrations consumer of `response-events`: each finished response of a linked survey becomes
+// one delivery row per link (unique per response and link), durable before the offset is committed.
+// Sending happens in the deliverer, which retries on its own schedule.
+import { ResponseFinishedCheck, type ResponseFinished } from '../../events/response-events.ts';
+import { newId } from '../../ids.ts';
+import type { Processor } from '../../processors/batch-handler.ts';
+import { claimEvents } from '../../processors/claim-events.ts';
+
+export const deliveryEnqueuer: Processor<ResponseFinished> = {
+  schema: ResponseFinishedCheck,
+  keyOf: (event) => event.responseId,
+  apply: (em, events, effects) =>
+    em.fork().transactional(async (tx) => {
+      // Claimed under a name of their own: the response processor uses the event ids of its input.
+      const fresh = await claimEvents(
+        tx,
+        events.map((e) => `deliveries:${e.eventId}`),
+      );
+      const todo = events.filter((e) => fresh.has(`deliveries:${e.eventId}`));
+      if (todo.length === 0) return;
+      const surveyIds = [...new Set(todo.map((e) => e.surveyId))];
+      const links = await tx.execute<{ id: string; survey_id: string; integration_id: string }[]>(
+        `select l.id, l.survey_id, l.integration_id from integration_links l
+         where l.survey_id in (${surveyIds.map(() => '?').join(', ')})`,
+        surveyIds,
+      );
+      const rows = todo.flatMap((event) =>
+        links.filter((l) => l.survey_id === event.surveyId).map((link) => ({ event, link })),
+      );
+      if (rows.length === 0) return;
+      await tx.execute(
+        `insert into deliveries (id, response_id, link_id, integration_id, response, trace_context)
+         values ${rows.map(() => '(?, ?, ?, ?, ?::jsonb, ?::jsonb)').join(', ')}
+         on conflict (response_id, link_id) do nothing`,
+        rows.flatMap(({ event, link }) => [
+          newId('dlv'),
+          event.responseId,
+          link.id,
+          link.integration_id,
+          JSON.stringify(event.response),
+          traceContextOf(effects.traceOf(event)),
+        ]),
+      );
+    }),
+};
+
+/** Stored only when there is a trace to continue. */
+function traceContextOf(trace: Readonly<Record<string, string>>): string | null {
+  return Object.keys(trace).length > 0 ? JSON.stringify(trace) : null;
+}

@@ -1,0 +1,114 @@
+// The only module that imports @notionhq/client. Every request carries Notion-Version 2022-06-28.
+// Calls: POST /v1/oauth/token, POST /v1/search (databases, 100 a page, following cursors),
+// GET /v1/databases/{id} (property types, to check a mapping), POST /v1/pages.
+import { APIResponseError, Client, RequestTimeoutError, UnknownHTTPResponseError } from '@notionhq/client';
+import { ProviderError, failureForStatus, type ExchangedToken, type ProviderFailure } from '../failure.ts';
+import { plainText } from '../text.ts';
+
+export const NOTION_VERSION = '2022-06-28';
+const RECONNECT = new Set(['unauthorized', 'restricted_resource']);
+
+export interface NotionConfig {
+  clientId: string;
+  clientSecret: string;
+  apiUrl: string;
+}
+
+export interface NotionDatabase {
+  id: string;
+  title: string;
+}
+
+export function createNotionApi(config: NotionConfig) {
+  const client = (token?: string) =>
+    new Client({ auth: token, baseUrl: config.apiUrl, notionVersion: NOTION_VERSION, timeoutMs: 10_000 });
+
+  return {
+    async exchangeCode(code: string, redirectUri: string): Promise<ExchangedToken> {
+      const result = await call(() =>
+        client().oauth.token({
+          client_id: config.clientId,
+          client_secret: config.clientSecret,
+          grant_type: 'authorization_code',
+          code,
+          redirect_uri: redirectUri,
+        }),
+      );
+      return {
+        accessToken: result.access_token,
+        account: {
+          workspaceId: result.workspace_id,
+          workspaceName: result.workspace_name,
+          botId: result.bot_id,
+        },
+      };
+    },
+
+    async searchDatabases(token: string): Promise<NotionDatabase[]> {
+      const databases: NotionDatabase[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await call(() =>
+          client(token).search({
+            filter: { property: 'object', value: 'database' },
+            page_size: 100,
+            start_cursor: cursor,
+          }),
+        );
+        for (const item of page.results) {
+          const title =
+            'title' in item && Array.isArray(item.title)
+              ? item.title.map((t: { plain_text?: string }) => t.plain_text ?? '').join('')
+              : '';
+          databases.push({ id: item.id, title: plainText(title) || item.id });
+        }
+        cursor = page.has_more && page.next_cursor ? page.next_cursor : undefined;
+      } while (cursor);
+      return databases;
+    },
+
+    async databaseProperties(token: string, databaseId: string): Promise<Record<string, { type: string }>> {
+      const database = await call(() => client(token).databases.retrieve({ database_id: databaseId }));
+      if (!('properties' in database)) return {};
+      return Object.fromEntries(
+        Object.entries(database.properties).map(([name, p]) => [name, { type: p.type }]),
+      );
+    },
+
+    async createPage(token: string, databaseId: string, properties: Record<string, unknown>) {
+      const page = await call(() =>
+        client(token).pages.create({ parent: { database_id: databaseId }, properties: properties as never }),
+      );
+      return { externalId: page.id };
+    },
+  };
+}
+
+export type NotionApi = ReturnType<typeof createNotionApi>;
+
+async function call<T>(request: () => Promise<T>): Promise<T> {
+  try {
+    return await request();
+  } catch (error) {
+    throw new ProviderError(classify(error));
+  }
+}
+
+/** 429 and 5xx are retried; other 4xx are permanent failures of that delivery (compat notes). */
+function classify(error: unknown): ProviderFailure {
+  if (error instanceof APIResponseError) {
+    if (RECONNECT.has(error.code)) return { kind: 'reconnect', reason: `${error.code}: ${error.message}` };
+    // No header means "no advice" (Number(null) would say "retry at once").
+    const header = error.headers instanceof Headers ? error.headers.get('retry-after') : null;
+    const retryAfter = header === null ? NaN : Number(header);
+    return failureForStatus(
+      error.status,
+      `${error.code}: ${error.message}`,
+      Number.isFinite(retryAfter) ? retryAfter * 1000 : undefined,
+    );
+  }
+  if (error instanceof UnknownHTTPResponseError)
+    return failureForStatus(error.status, `Notion answered HTTP ${error.status}`);
+  if (error instanceof RequestTimeoutError) return { kind: 'retry', reason: 'Notion did not answer in time' };
+  return { kind: 'retry', reason: `Notion unreachable: ${(error as Error).message}` };
+}

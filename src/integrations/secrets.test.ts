@@ -1,0 +1,26 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { decryptToken, encryptToken, signState, verifyState } from './secrets.ts';
+
+const key = randomBytes(32);
+
+test('a token encrypted at rest decrypts to itself and is not readable in the stored form', () => {
+  const stored = encryptToken(key, 'xoxb-secret-token');
+  assert.ok(!stored.includes('xoxb'));
+  assert.notEqual(encryptToken(key, 'xoxb-secret-token'), stored, 'a fresh IV every time');
+  assert.equal(decryptToken(key, stored), 'xoxb-secret-token');
+  assert.throws(() => decryptToken(randomBytes(32), stored));
+});
+
+test('an OAuth state is accepted only when signed by us, untampered and not expired', () => {
+  const state = { environmentId: 'env_1', provider: 'slack', expiresAt: Date.now() + 60_000 };
+  const signed = signState(key, state);
+  assert.deepEqual(verifyState(key, signed), state);
+  assert.equal(verifyState(randomBytes(32), signed), undefined);
+  const [payload, signature] = signed.split('.');
+  const forged = Buffer.from(JSON.stringify({ ...state, environmentId: 'env_2' })).toString('base64url');
+  assert.equal(verifyState(key, `${forged}.${signature}`), undefined);
+  assert.equal(verifyState(key, `${payload}.${signature}`, state.expiresAt + 1), undefined);
+  assert.equal(verifyState(key, 'garbage'), undefined);
+});

@@ -1,0 +1,134 @@
+// The only module (with ./publisher.ts and ./consumer.ts) that imports kafkajs. It builds the client,
+// names the topics and creates them at start with the configured partition count.
+import { Kafka, logLevel, type Admin, type LogEntry } from 'kafkajs';
+import type { Logger } from '../logger.ts';
+import type { Config } from '../config.ts';
+import { redactedMessage, redactedStack } from '../observability/redact.ts';
+
+export type { Kafka };
+
+/** Events may carry a body of up to 2 MiB plus their envelope; topics and clients allow 4 MiB. */
+export const MAX_EVENT_BYTES = 4 * 1024 * 1024;
+
+export const TOPIC_NAMES = ['responses', 'displays', 'contacts', 'response-events', 'dead-letter'] as const;
+export type TopicName = (typeof TOPIC_NAMES)[number];
+export type Topics = Record<TopicName, string>;
+
+export function topicsFor(prefix: string): Topics {
+  return Object.fromEntries(TOPIC_NAMES.map((name) => [name, `${prefix}${name}`])) as Topics;
+}
+
+export function createKafka(config: Config['kafka'], logger: Logger): Kafka {
+  const log = logger.child({ component: 'kafka' });
+  return new Kafka({
+    clientId: config.clientId,
+    brokers: [...config.brokers],
+    connectionTimeout: 3000,
+    requestTimeout: config.ackTimeoutMs,
+    // Short, bounded retries: callers decide what a failure means (the edge answers 503, consumers
+    // retry with their own backoff).
+    retry: { retries: 3, initialRetryTime: 100, maxRetryTime: 1000 },
+    logLevel: logLevel.WARN,
+    logCreator:
+      () =>
+      ({ level, log: entry }: LogEntry) => {
+        // A consumer crash repeats the handler's error, which may hold a failed SQL statement.
+        const { message, stack, ...rest } = entry as LogEntry['log'] & { stack?: unknown };
+        if (typeof stack === 'string') Object.assign(rest, { stack: redactedStack(stack) });
+        log[levelOf(level, message)](rest, redactedMessage(message));
+      },
+  });
+}
+
+/**
+ * kafkajs logs every retried request error (a leader moving, a coordinator loading, a refused
+ * connection) at ERROR although it retries them itself: those are warnings. A crashed consumer or
+ * an exhausted retry is an error. The publisher limits an idempotent producer's retries on purpose
+ * (see publisher.ts), so kafkajs' warning about that is noise.
+ */
+function levelOf(level: logLevel, message: string): 'error' | 'warn' | 'debug' {
+  if (message.startsWith('Limiting retries for the idempotent producer')) return 'debug';
+  if (level <= logLevel.ERROR)
+    return /^Crash|retries exceeded|NumberOfRetriesExceeded/i.test(message) ? 'error' : 'warn';
+  return level === logLevel.WARN ? 'warn' : 'debug';
+}
+
+/** Creates the missing topics; existing ones are left as they are (partitions are never shrunk). */
+export async function ensureTopics(kafka: Kafka, topics: Topics, partitions: number): Promise<void> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const existing = new Set(await admin.listTopics());
+    const missing = Object.values(topics).filter((t) => !existing.has(t));
+    if (missing.length === 0) return;
+    await admin.createTopics({
+      waitForLeaders: false,
+      topics: missing.map((topic) => ({
+        topic,
+        numPartitions: partitions,
+        replicationFactor: -1, // the broker's default: 1 locally, 3 on a production cluster
+        configEntries: [{ name: 'max.message.bytes', value: String(MAX_EVENT_BYTES) }],
+      })),
+    });
+    // Two processes starting together may both create: kafkajs treats "already exists" as success.
+    await waitForLeaders(admin, missing);
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+/**
+ * A new topic's metadata reaches the brokers a moment after the create answers; until then a
+ * metadata request may say "unknown topic" or "no leader". Ask again until the deadline.
+ */
+async function waitForLeaders(admin: Admin, topics: string[], timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const { topics: described } = await admin.fetchTopicMetadata({ topics });
+      if (described.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0))) return;
+    } catch (error) {
+      lastError = error;
+    }
+    if (Date.now() > deadline)
+      throw new Error(`topics without leaders after ${timeoutMs} ms: ${topics.join(', ')}`, {
+        cause: lastError,
+      });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+/** Deletes every topic whose name starts with `prefix` (test worlds clean up after themselves). */
+export async function deleteTopicsWithPrefix(kafka: Kafka, prefix: string): Promise<void> {
+  if (prefix === '') throw new Error('refusing to delete topics without a prefix');
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const topics = (await admin.listTopics()).filter((t) => t.startsWith(prefix));
+    if (topics.length > 0) await admin.deleteTopics({ topics });
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+/** True when a broker answers a metadata request within the timeout. */
+export async function kafkaAnswers(kafka: Kafka, timeoutMs: number): Promise<boolean> {
+  const admin = kafka.admin({ retry: { retries: 0 } });
+  const check = (async () => {
+    await admin.connect();
+    await admin.describeCluster();
+    return true;
+  })();
+  try {
+    return await Promise.race([
+      check,
+      new Promise<boolean>((resolve) => setTimeout(resolve, timeoutMs, false).unref()),
+    ]);
+  } catch {
+    return false;
+  } finally {
+    check.catch(() => undefined);
+    await admin.disconnect().catch(() => undefined);
+  }
+}

@@ -1,0 +1,180 @@
+// Writes events to Kafka and tells each caller when ITS event is durable.
+//
+// Calls are collected for `lingerMs` (or until `maxBatchMessages`) and sent as one batch with
+// acks=all by an idempotent producer; one batch is in flight at a time, so batches grow with load
+// and order per key is kept. A caller's promise resolves only after the broker acknowledged the
+// batch holding its event; it rejects with `unavailable` when Kafka failed or did not answer within
+// `ackTimeoutMs`. After a failure the producer is replaced, so a broker that comes back is used
+// again without a restart.
+import type { Kafka, Message, Producer } from 'kafkajs';
+import { CompressionTypes, Partitioners } from 'kafkajs';
+import { unavailable } from '../errors.ts';
+import type { Logger } from '../logger.ts';
+import type { Metrics } from '../observability/metrics.ts';
+import { detached, startProducerSpan, type TraceHeaders } from '../observability/tracing.ts';
+
+export interface OutgoingEvent {
+  topic: string;
+  key: string;
+  value: string;
+  headers?: Record<string, string>;
+  /** The trace this event continues; by default the active span's. */
+  trace?: TraceHeaders;
+}
+
+export interface PublisherOptions {
+  lingerMs: number;
+  maxBatchMessages: number;
+  ackTimeoutMs: number;
+  metrics?: Metrics;
+}
+
+interface Pending {
+  event: OutgoingEvent;
+  resolve: () => void;
+  reject: (error: Error) => void;
+}
+
+export class Publisher {
+  private queue: Pending[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private inFlight: Promise<void> | undefined;
+  private producer: Promise<Producer> | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly kafka: Kafka,
+    private readonly options: PublisherOptions,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Resolves once the event is acknowledged by Kafka (acks=all). */
+  publish(event: OutgoingEvent): Promise<void> {
+    if (this.closed) return Promise.reject(unavailable('The event log'));
+    const span = startProducerSpan(event.topic, event.key, event.trace);
+    return new Promise<void>((resolve, reject) => {
+      this.queue.push(
+        span
+          ? {
+              // The consumer continues the trace from the `traceparent` header.
+              event: { ...event, headers: { ...event.headers, ...span.headers } },
+              resolve: () => {
+                span.end();
+                resolve();
+              },
+              reject: (error) => {
+                span.end(error);
+                reject(error);
+              },
+            }
+          : { event, resolve, reject },
+      );
+      if (this.queue.length >= this.options.maxBatchMessages) this.flushSoon(0);
+      else this.flushSoon(this.options.lingerMs);
+    });
+  }
+
+  /** Sends what is queued, waits for it, and disconnects. */
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.timer);
+    while (this.queue.length > 0 || this.inFlight) await (this.inFlight ?? this.flush());
+    const producer = this.producer;
+    this.producer = undefined;
+    await producer?.then((p) => p.disconnect()).catch(() => undefined);
+  }
+
+  private flushSoon(delayMs: number): void {
+    if (this.inFlight) return; // the running flush picks the queue up when it ends
+    if (this.timer && delayMs > 0) return;
+    clearTimeout(this.timer);
+    // One batch serves many requests: its work and logs belong to none of their traces.
+    this.timer = setTimeout(
+      detached(() => {
+        this.timer = undefined;
+        void this.flush();
+      }),
+      delayMs,
+    );
+  }
+
+  private flush(): Promise<void> {
+    const batch = this.queue.splice(0, this.options.maxBatchMessages);
+    if (batch.length === 0) return Promise.resolve();
+    this.inFlight = this.send(batch).finally(() => {
+      this.inFlight = undefined;
+      if (this.queue.length > 0)
+        this.flushSoon(this.queue.length >= this.options.maxBatchMessages ? 0 : this.options.lingerMs);
+    });
+    return this.inFlight;
+  }
+
+  private async send(batch: Pending[]): Promise<void> {
+    const byTopic = new Map<string, Message[]>();
+    for (const { event } of batch) {
+      const messages = byTopic.get(event.topic) ?? [];
+      messages.push({ key: event.key, value: event.value, headers: event.headers });
+      byTopic.set(event.topic, messages);
+    }
+    this.options.metrics?.kafka.batchSize.observe(batch.length);
+    const endTimer = this.options.metrics?.kafka.produceDuration.startTimer();
+    let timeout: NodeJS.Timeout | undefined;
+    let failure: Error | undefined;
+    const producer = this.currentProducer();
+    try {
+      const deadline = new Promise<never>((_, reject) => {
+        timeout = setTimeout(
+          () => reject(new Error(`no acknowledgement within ${this.options.ackTimeoutMs} ms`)),
+          this.options.ackTimeoutMs,
+        );
+      });
+      await Promise.race([
+        producer.then((p) =>
+          p.sendBatch({
+            acks: -1,
+            timeout: this.options.ackTimeoutMs,
+            compression: CompressionTypes.None,
+            topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })),
+          }),
+        ),
+        deadline,
+      ]);
+      endTimer?.({ outcome: 'acknowledged' });
+    } catch (cause) {
+      endTimer?.({ outcome: 'failed' });
+      this.logger.warn({ err: cause, events: batch.length }, 'kafka write failed; answering unavailable');
+      this.replaceProducer(producer);
+      failure = unavailable('The event log', cause);
+    } finally {
+      clearTimeout(timeout);
+    }
+    // Settled after the outcome is known, so nothing a caller's callback does can change it.
+    for (const pending of batch) {
+      if (failure) pending.reject(failure);
+      else pending.resolve();
+    }
+  }
+
+  private currentProducer(): Promise<Producer> {
+    this.producer ??= (async () => {
+      // Limited retries (set on the client) are deliberate: a caller waits for an answer, and a
+      // producer that failed is discarded, so its sequence numbers never matter again.
+      const producer = this.kafka.producer({
+        idempotent: true,
+        maxInFlightRequests: 1,
+        createPartitioner: Partitioners.DefaultPartitioner, // murmur2 of the key, as Java clients do
+        allowAutoTopicCreation: false,
+        retry: { retries: 3, initialRetryTime: 100, maxRetryTime: 1000 },
+      });
+      await producer.connect();
+      return producer;
+    })();
+    return this.producer;
+  }
+
+  private replaceProducer(failed: Promise<Producer>): void {
+    if (this.producer !== failed) return;
+    this.producer = undefined;
+    void failed.then((p) => p.disconnect()).catch(() => undefined);
+  }
+}

@@ -1,0 +1,135 @@
+// Prometheus metrics: the only module that imports prom-client. `createMetrics` builds one registry
+// with the runtime families (heap, event-loop lag, GC) and Chorus's own; components receive the
+// object and record into it. Names follow Prometheus and OpenTelemetry conventions.
+import { createServer, type Server } from 'node:http';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+const SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+export function createMetrics() {
+  const registry = new Registry();
+  let readPool: (() => { used: number; idle: number }) | undefined;
+  collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 10 });
+  const register = { registers: [registry] };
+  return {
+    registry,
+    http: {
+      duration: new Histogram({
+        name: 'http_server_request_duration_seconds',
+        help: 'Duration of HTTP requests answered by the edge',
+        labelNames: ['http_request_method', 'http_route', 'http_response_status_code'],
+        buckets: SECONDS,
+        ...register,
+      }),
+      requests: new Counter({
+        name: 'http_server_requests_total',
+        help: 'HTTP requests answered by the edge, by method and status',
+        labelNames: ['http_request_method', 'http_response_status_code'],
+        ...register,
+      }),
+      active: new Gauge({
+        name: 'http_server_active_requests',
+        help: 'HTTP requests being handled',
+        ...register,
+      }),
+    },
+    db: {
+      duration: new Histogram({
+        name: 'db_client_operation_duration_seconds',
+        help: 'Duration of database operations',
+        labelNames: ['db_operation_name'],
+        buckets: SECONDS,
+        ...register,
+      }),
+      operations: new Counter({
+        name: 'db_client_operations_total',
+        help: 'Database operations, by operation',
+        labelNames: ['db_operation_name', 'outcome'],
+        ...register,
+      }),
+      connections: new Gauge({
+        name: 'db_client_connection_count',
+        help: 'Database pool connections, by state (used, idle)',
+        labelNames: ['state'],
+        // Read from the pool when scraped.
+        collect() {
+          if (!readPool) return;
+          const { used, idle } = readPool();
+          this.set({ state: 'used' }, used);
+          this.set({ state: 'idle' }, idle);
+        },
+        ...register,
+      }),
+      observePool(read: () => { used: number; idle: number }) {
+        readPool = read;
+      },
+    },
+    kafka: {
+      produceDuration: new Histogram({
+        name: 'messaging_publish_duration_seconds',
+        help: 'Time from a produced batch being sent to Kafka acknowledging it',
+        labelNames: ['outcome'],
+        buckets: SECONDS,
+        ...register,
+      }),
+      batchSize: new Histogram({
+        name: 'messaging_publish_batch_size',
+        help: 'Events per produced batch',
+        buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000],
+        ...register,
+      }),
+      consumerLag: new Gauge({
+        name: 'messaging_consumer_lag',
+        help: 'Events not yet consumed, by topic and partition (as of the last batch)',
+        labelNames: ['topic', 'partition'],
+        ...register,
+      }),
+      processed: new Counter({
+        name: 'chorus_events_processed_total',
+        help: 'Events taken from Kafka and applied, by topic',
+        labelNames: ['topic'],
+        ...register,
+      }),
+      deadLettered: new Counter({
+        name: 'chorus_events_dead_lettered_total',
+        help: 'Events written to the dead-letter topic, by reason',
+        labelNames: ['reason'],
+        ...register,
+      }),
+    },
+    deliveries: new Counter({
+      name: 'chorus_deliveries_total',
+      help: 'Delivery attempts to Slack and Notion, by integration provider and outcome',
+      labelNames: ['provider', 'outcome'],
+      ...register,
+    }),
+  };
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;
+
+/** Serves `/metrics` on its own port (PROMETHEUS_EXPORTER_PORT). */
+export async function serveMetrics(
+  metrics: Metrics,
+  host: string,
+  port: number,
+): Promise<{ port: number; close(): Promise<void> }> {
+  const server: Server = createServer((req, res) => {
+    if (req.method !== 'GET' || !req.url?.startsWith('/metrics')) {
+      res
+        .writeHead(404, { 'Content-Type': 'application/json' })
+        .end('{"code":"not_found","message":"Not Found","details":{}}');
+      return;
+    }
+    metrics.registry.metrics().then(
+      (body) => res.writeHead(200, { 'Content-Type': metrics.registry.contentType }).end(body),
+      () => res.writeHead(500).end(),
+    );
+  });
+  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, host, resolve));
+  const address = server.address();
+  return {
+    port: typeof address === 'object' && address ? address.port : port,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}

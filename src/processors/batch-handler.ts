@@ -1,0 +1,110 @@
+// The shape every processor shares. A batch reads like a sentence: parse → dead-letter what is
+// malformed → apply the rest in one transaction, whose effects (rejections to the dead-letter
+// topic, events for downstream consumers) are written before it commits (transient failures are
+// retried) → return, after which the consumer commits the offsets.
+import type { BatchHandler, ConsumedMessage } from '../kafka/consumer.ts';
+import type { Publisher } from '../kafka/publisher.ts';
+import type { Logger } from '../logger.ts';
+import type { Metrics } from '../observability/metrics.ts';
+import type { TraceHeaders } from '../observability/tracing.ts';
+import type { EntityManager, Orm } from '../store/orm.ts';
+import { deadLetter, type DeadLetter } from './dead-letter.ts';
+import { parseEvent, type Compiled } from './parse-event.ts';
+import { retryTransient } from './retry.ts';
+
+export interface Rejected<C> {
+  command: C;
+  reason: string;
+}
+
+/**
+ * What a processor may cause besides its own tables. Both are called inside its transaction,
+ * before the commit: an effect is written at least once, even if the commit then fails and the
+ * batch is redone (consumers of these topics deduplicate).
+ */
+export interface Effects<C> {
+  /** Commands it refuses: recorded in the dead-letter topic with the reason. */
+  reject: (rejected: Rejected<C>[]) => Promise<void>;
+  /**
+   * Events for downstream consumers, written to the processor's output topic. Each continues the
+   * trace of the last command with the same key.
+   */
+  publish: (events: { key: string; value: string }[]) => Promise<void>;
+  /** The trace context a command travelled with, for work that continues it later (deliveries). */
+  traceOf: (command: C) => TraceHeaders;
+}
+
+export interface ProcessorDeps {
+  orm: Orm;
+  publisher: Publisher;
+  deadLetterTopic: string;
+  /** Where `publish` writes (the response processor: response-events). */
+  outputTopic?: string;
+  metrics?: Metrics;
+  logger: Logger;
+}
+
+export interface Processor<C> {
+  /** The event schema and the key each event must carry. */
+  schema: Compiled<C>;
+  keyOf: (command: C) => string;
+  /** Applies the commands in one transaction. */
+  apply: (em: EntityManager, commands: C[], effects: Effects<C>) => Promise<void>;
+}
+
+export function batchHandler<C>(processor: Processor<C>, deps: ProcessorDeps): BatchHandler {
+  const parse = parseEvent(processor.schema, processor.keyOf);
+  return async (messages, context) => {
+    const log = deps.logger.child({ topic: messages[0]?.topic, partition: messages[0]?.partition });
+    const commands: C[] = [];
+    const letters: DeadLetter[] = [];
+    const messageOf = new Map<C, ConsumedMessage>();
+    const traceOfKey = new Map<string, TraceHeaders>();
+    for (const message of messages) {
+      const parsed = parse(message);
+      if (parsed.ok) {
+        commands.push(parsed.command);
+        messageOf.set(parsed.command, message);
+        traceOfKey.set(message.key, message.trace);
+      } else {
+        letters.push({ message, reason: parsed.reason, detail: parsed.detail });
+      }
+    }
+    for (const { reason } of letters) deps.metrics?.kafka.deadLettered.inc({ reason });
+    if (letters.length > 0) {
+      const sent = await retryTransient(
+        () => deadLetter(deps.publisher, deps.deadLetterTopic, letters),
+        context,
+        log,
+      );
+      if (!sent) return;
+    }
+    if (commands.length === 0) return;
+
+    const effects: Effects<C> = {
+      reject: async (rejections) => {
+        for (const { reason } of rejections) deps.metrics?.kafka.deadLettered.inc({ reason });
+        for (const { command, reason } of rejections)
+          log.info({ key: processor.keyOf(command), reason }, 'command rejected');
+        await deadLetter(
+          deps.publisher,
+          deps.deadLetterTopic,
+          rejections.map(({ command, reason }) => ({ message: messageOf.get(command)!, reason })),
+        );
+      },
+      publish: async (events) => {
+        const topic = deps.outputTopic;
+        if (!topic) throw new Error('this processor has no output topic');
+        await Promise.all(
+          events.map((event) =>
+            deps.publisher.publish({ topic, ...event, trace: traceOfKey.get(event.key) }),
+          ),
+        );
+      },
+      traceOf: (command) => messageOf.get(command)!.trace,
+    };
+    const applied = await retryTransient(() => processor.apply(deps.orm.em, commands, effects), context, log);
+    if (!applied) return; // the batch was taken away: nothing is committed, the next owner redoes it
+    log.debug({ events: messages.length }, 'batch applied');
+  };
+}

@@ -1,0 +1,37 @@
+// The dead-letter topic: events that cannot or must not be applied, kept with the reason so that an
+// operator (or the replay tool) can see and re-drive them. Keyed by the original key.
+import type { ConsumedMessage } from '../kafka/consumer.ts';
+import type { Publisher } from '../kafka/publisher.ts';
+
+export interface DeadLetter {
+  message: ConsumedMessage;
+  reason: string;
+  detail?: unknown;
+}
+
+export async function deadLetter(
+  publisher: Publisher,
+  topic: string,
+  letters: readonly DeadLetter[],
+): Promise<void> {
+  await Promise.all(
+    letters.map(({ message, reason, detail }) =>
+      publisher.publish({
+        topic,
+        key: message.key,
+        value: JSON.stringify({
+          type: 'dead-letter',
+          version: 1,
+          reason,
+          detail,
+          occurredAt: new Date().toISOString(),
+          source: { topic: message.topic, partition: message.partition, offset: message.offset },
+          key: message.key,
+          value: message.value?.toString('utf8') ?? null,
+        }),
+        headers: message.headers,
+        trace: message.trace, // a child of the message's own processing span
+      }),
+    ),
+  );
+}

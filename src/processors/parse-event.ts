@@ -1,0 +1,27 @@
+// Step 1 of every processor: bytes from Kafka to a typed command, or a reason to dead-letter.
+import type { ConsumedMessage } from '../kafka/consumer.ts';
+
+/** A compiled typebox validator (only the two methods used here). */
+export interface Compiled<C> {
+  Check(value: unknown): value is C;
+  Errors(value: unknown): Iterable<{ instancePath: string; message: string }>;
+}
+
+export type Parsed<C> = { ok: true; command: C } | { ok: false; reason: string; detail?: unknown };
+
+export function parseEvent<C>(schema: Compiled<C>, keyOf: (command: C) => string) {
+  return (message: ConsumedMessage): Parsed<C> => {
+    let value: unknown;
+    try {
+      value = JSON.parse(message.value?.toString('utf8') ?? '');
+    } catch {
+      return { ok: false, reason: 'unparseable_json' };
+    }
+    if (!schema.Check(value)) {
+      const errors = [...schema.Errors(value)].slice(0, 5).map((e) => `${e.instancePath} ${e.message}`);
+      return { ok: false, reason: 'invalid_event', detail: errors };
+    }
+    if (keyOf(value) !== message.key) return { ok: false, reason: 'key_mismatch' };
+    return { ok: true, command: value };
+  };
+}

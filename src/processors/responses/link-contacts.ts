@@ -1,0 +1,45 @@
+// Responses of identified users (enterprise) are linked to their contact, created if missing, and
+// carry a snapshot of the contact's attributes. Contact ids are derived from (environment, userId),
+// so creating one here and in the contact processor can never make two. A response sent before its
+// contact was deleted went with the contact: it is void, and does not bring the contact back.
+import type { EntityManager } from '../../store/orm.ts';
+import type { ResponseCreated } from '../../events/responses.ts';
+import type { ResponseState } from './merge-response.ts';
+import { deletedContacts, ensureContacts, voidedByDeletion } from '../../store/contacts.ts';
+
+/** Returns the ids of responses whose contact was deleted after they were sent: they are void. */
+export async function linkContacts(
+  tx: EntityManager,
+  created: readonly { state: ResponseState; command: ResponseCreated }[],
+): Promise<Set<string>> {
+  const withContact = created.filter((c) => c.command.contactId && c.command.userId);
+  if (withContact.length === 0) return new Set();
+  const tombstones = await deletedContacts(
+    tx,
+    withContact.map((c) => c.command.contactId!),
+  );
+  const voided = new Set(
+    withContact
+      .filter((c) => voidedByDeletion(tombstones, c.command.contactId, c.command.occurredAt))
+      .map((c) => c.state.id),
+  );
+  const linked = withContact.filter((c) => !voided.has(c.state.id));
+  if (linked.length === 0) return voided;
+  await ensureContacts(
+    tx,
+    linked.map(({ command: c }) => ({
+      contactId: c.contactId!,
+      environmentId: c.environmentId,
+      userId: c.userId!,
+      occurredAt: c.occurredAt,
+    })),
+  );
+  const ids = [...new Set(linked.map((c) => c.command.contactId!))];
+  const rows = await tx.execute<{ id: string; attributes: Record<string, string> }[]>(
+    `select id, attributes from contacts where id in (${ids.map(() => '?').join(', ')})`,
+    ids,
+  );
+  const attributes = new Map(rows.map((r) => [r.id, r.attributes]));
+  for (const { state } of linked) state.contactAttributes = attributes.get(state.contactId!) ?? null;
+  return voided;
+}

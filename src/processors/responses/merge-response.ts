@@ -1,0 +1,108 @@
+// The fold of response commands into a stored response: a pure function, the single definition of
+// how partial responses become finished ones. Its rules are written as data below.
+import type { ResponseCommand, ResponseCreated } from '../../events/responses.ts';
+
+export interface ResponseState {
+  id: string;
+  environmentId: string;
+  surveyId: string;
+  finished: boolean;
+  data: Record<string, unknown>;
+  ttc: Record<string, number>;
+  variables: Record<string, string | number>;
+  meta: Record<string, unknown>;
+  language: string | null;
+  endingId: string | null;
+  displayId: string | null;
+  singleUseId: string | null;
+  contactId: string | null;
+  /** The linked contact's attributes when the response was created (set when it is stored). */
+  contactAttributes: Record<string, string> | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export type RejectionReason =
+  | 'response_already_exists'
+  | 'response_not_found'
+  | 'response_already_finished'
+  | 'single_use_id_taken'
+  | 'contact_deleted';
+
+export type MergeOutcome =
+  | { kind: 'applied'; state: ResponseState }
+  | { kind: 'rejected'; reason: RejectionReason; state: ResponseState | undefined };
+
+/** How each updatable field of a response changes when an update carries it. */
+const RULES = {
+  /** Shallow merge: keys sent overwrite, keys not sent are kept. */
+  merged: ['data', 'ttc', 'variables'],
+  /** Last writer wins, when present. */
+  overwritten: ['language', 'endingId'],
+  /** `finished` only goes from false to true; any update after that is rejected. */
+} as const;
+
+export function mergeResponse(state: ResponseState | undefined, command: ResponseCommand): MergeOutcome {
+  if (command.type === 'response.created') {
+    if (state) return { kind: 'rejected', reason: 'response_already_exists', state };
+    return { kind: 'applied', state: withTotal(created(command)) };
+  }
+  if (!state) return { kind: 'rejected', reason: 'response_not_found', state };
+  if (state.finished) return { kind: 'rejected', reason: 'response_already_finished', state };
+
+  const next: ResponseState = { ...state, updatedAt: command.occurredAt };
+  for (const field of RULES.merged) {
+    const patch = command[field];
+    if (patch) next[field] = { ...state[field], ...patch } as never;
+  }
+  for (const field of RULES.overwritten) {
+    const value = command[field];
+    if (value !== undefined) next[field] = value;
+  }
+  next.finished = state.finished || command.finished === true;
+  return { kind: 'applied', state: withTotal(next) };
+}
+
+/** Applies commands in order; rejected ones leave the state as it was and are reported. */
+export function foldResponse(
+  state: ResponseState | undefined,
+  commands: readonly ResponseCommand[],
+): { state: ResponseState | undefined; rejected: { command: ResponseCommand; reason: RejectionReason }[] } {
+  const rejected: { command: ResponseCommand; reason: RejectionReason }[] = [];
+  for (const command of commands) {
+    const outcome = mergeResponse(state, command);
+    if (outcome.kind === 'applied') state = outcome.state;
+    else rejected.push({ command, reason: outcome.reason });
+  }
+  return { state, rejected };
+}
+
+function created(command: ResponseCreated): ResponseState {
+  return {
+    id: command.responseId,
+    environmentId: command.environmentId,
+    surveyId: command.surveyId,
+    finished: command.finished,
+    data: command.data,
+    ttc: command.ttc,
+    variables: command.variables,
+    meta: command.meta,
+    language: command.language ?? null,
+    endingId: command.endingId ?? null,
+    displayId: command.displayId ?? null,
+    singleUseId: command.singleUseId ?? null,
+    contactId: command.contactId ?? null,
+    contactAttributes: null,
+    createdAt: command.occurredAt,
+    updatedAt: command.occurredAt,
+  };
+}
+
+/** A finished response carries `ttc._total`, the sum of the time spent on each question. */
+function withTotal(state: ResponseState): ResponseState {
+  if (!state.finished) return state;
+  const total = Object.entries(state.ttc)
+    .filter(([key]) => key !== '_total')
+    .reduce((sum, [, seconds]) => sum + seconds, 0);
+  return { ...state, ttc: { ...state.ttc, _total: total } };
+}

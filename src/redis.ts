@@ -1,0 +1,41 @@
+// The one module that imports the Redis client.
+import { Redis } from 'ioredis';
+
+export type { Redis };
+
+/** `onError` hears connection errors (ioredis reconnects by itself; callers see failed commands). */
+export function createRedis(url: string, onError: (error: Error) => void = () => undefined): Redis {
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 2,
+    connectTimeout: 2000,
+    // Never queue commands while disconnected: callers get an error at once and decide.
+    enableOfflineQueue: false,
+    retryStrategy: (attempt) => Math.min(attempt * 200, 5000),
+  });
+  redis.on('error', onError);
+  return redis;
+}
+
+/** Connects a lazily created client on first use (commands are never queued while offline). */
+export async function connected(redis: Redis, timeoutMs = 2000): Promise<Redis> {
+  if (redis.status === 'ready') return redis;
+  if (redis.status === 'wait' || redis.status === 'end') await redis.connect().catch(() => undefined);
+  if ((redis.status as string) !== 'ready') {
+    // Another caller is connecting: wait for it (commands fail at once while not ready).
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, timeoutMs);
+      function done() {
+        clearTimeout(timer);
+        redis.off('ready', done);
+        resolve();
+      }
+      redis.once('ready', done);
+    });
+  }
+  return redis;
+}
+
+export async function redisAnswers(redis: Redis): Promise<boolean> {
+  return (await (await connected(redis)).ping().catch(() => '')) === 'PONG';
+}

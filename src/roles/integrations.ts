@@ -1,0 +1,71 @@
+// Composition of the integrations role: the consumer that turns finished responses into
+// deliveries, and the deliverer that sends them to Slack and Notion.
+import type { Config } from '../config.ts';
+import type { Kafka, Topics } from '../kafka/kafka.ts';
+import { runConsumer } from '../kafka/consumer.ts';
+import type { Publisher } from '../kafka/publisher.ts';
+import type { Logger } from '../logger.ts';
+import type { Metrics } from '../observability/metrics.ts';
+import type { Orm } from '../store/orm.ts';
+import { batchHandler } from '../processors/batch-handler.ts';
+import { deliveryEnqueuer } from '../integrations/delivery/enqueue.ts';
+import { startDeliverer, type RunningDeliverer } from '../integrations/delivery/deliverer.ts';
+import type { ProviderApis } from '../integrations/providers.ts';
+
+export interface IntegrationsRoleDeps {
+  config: Config;
+  kafka: Kafka;
+  orm: Orm;
+  publisher: Publisher;
+  topics: Topics;
+  providers: ProviderApis;
+  metrics?: Metrics;
+  logger: Logger;
+}
+
+export async function startIntegrations(
+  deps: IntegrationsRoleDeps,
+): Promise<{ deliverer: RunningDeliverer | undefined; stop(): Promise<void> }> {
+  const { config, kafka, orm, publisher, topics, providers, metrics } = deps;
+  const logger = deps.logger.child({ component: 'integrations' });
+  const consumer = await runConsumer(
+    kafka,
+    {
+      groupId: `${config.kafka.groupPrefix}.integrations`,
+      topic: topics['response-events'],
+      concurrency: config.processor.concurrency,
+      handler: batchHandler(deliveryEnqueuer, {
+        orm,
+        publisher,
+        deadLetterTopic: topics['dead-letter'],
+        metrics,
+        logger,
+      }),
+      metrics,
+    },
+    logger,
+  );
+  // Without a key no token can be read: deliveries wait (pending) until one is configured.
+  const key = config.integrations.encryptionKey;
+  const deliverer = key
+    ? startDeliverer({
+        orm,
+        encryptionKey: key,
+        slack: providers.slack,
+        notion: providers.notion,
+        publisher,
+        deadLetterTopic: topics['dead-letter'],
+        pollMs: config.integrations.pollMs,
+        maxAttempts: config.integrations.maxAttempts,
+        metrics,
+        logger: deps.logger, // it names itself: component "deliverer"
+      })
+    : undefined;
+  return {
+    deliverer,
+    async stop() {
+      await deliverer?.stop();
+      await consumer.stop();
+    },
+  };
+}

@@ -1,0 +1,161 @@
+// The composition root of `chorus start`: config → error tracking, logger, tracing → local
+// services → store (migrated) → Kafka (topics) → the roles asked for. Every resource is built here
+// and passed down; nothing connects at import time. `stop()` releases everything in reverse order.
+import { readFileSync } from 'node:fs';
+import { loadConfig, type Config } from '../config.ts';
+import { createLogger, type Logger } from '../logger.ts';
+import { ensureLocalServices } from '../local-services.ts';
+import { createKafka, ensureTopics, kafkaAnswers, topicsFor } from '../kafka/kafka.ts';
+import { Publisher } from '../kafka/publisher.ts';
+import { createRedis, redisAnswers } from '../redis.ts';
+import { ensureDatabase } from '../store/database.ts';
+import { instrumentStore, openStore, type Orm } from '../store/orm.ts';
+import { createMetrics, serveMetrics } from '../observability/metrics.ts';
+import { startTracing } from '../observability/tracing.ts';
+import { startErrorTracking } from '../observability/error-tracking.ts';
+import { prepareStore, type DemoEnvironment } from '../store/prepare.ts';
+import { startEdge } from '../edge/edge.ts';
+import { startProcessors } from './processor.ts';
+import { startIntegrations } from './integrations.ts';
+import { createProviders } from '../integrations/providers.ts';
+import { startUsageTelemetry } from '../integrations/telemetry/usage.ts';
+
+const VERSION = (
+  JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
+
+export const ROLES = ['all', 'edge', 'processor', 'integrations'] as const;
+export type Role = (typeof ROLES)[number];
+
+export interface Chorus {
+  config: Config;
+  orm: Orm;
+  /** The HTTP port, when this process runs the edge. */
+  port: number | undefined;
+  /** The metrics port, when PROMETHEUS_ENABLED=1. */
+  metricsPort: number | undefined;
+  /** Set on the first run against an empty store, when DATABASE_URL is not configured. */
+  demo: DemoEnvironment | undefined;
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  role: Role;
+  env?: NodeJS.ProcessEnv;
+  logger?: Logger;
+  /** Bring up local Kafka/PostgreSQL/Redis when the configuration does not name them (default true). */
+  localServices?: boolean;
+}
+
+export async function startChorus({
+  role,
+  env = process.env,
+  logger: given,
+  localServices = true,
+}: StartOptions): Promise<Chorus> {
+  const config = loadConfig(env);
+  const errorTracking = config.errorTracking
+    ? await startErrorTracking(config.errorTracking, VERSION)
+    : undefined;
+  const logger = given ?? createLogger(config.log.level, undefined, errorTracking?.report);
+  const stops: (() => unknown)[] = [];
+  const stop = async () => {
+    for (const release of stops.reverse()) {
+      await Promise.resolve(release()).catch((err: unknown) => logger.warn({ err }, 'error while stopping'));
+    }
+    stops.length = 0;
+  };
+
+  try {
+    // Released last (stops run in reverse): the final spans and error reports still go out.
+    if (errorTracking) stops.push(() => errorTracking.stop());
+    if (config.tracing) {
+      const tracing = await startTracing(config.tracing, VERSION, logger);
+      stops.push(() => tracing.stop());
+    }
+    let databaseUrl = config.database.url;
+    if (localServices) {
+      const local = await ensureLocalServices(config, logger);
+      databaseUrl = local.databaseUrl;
+      stops.push(() => local.stop());
+    }
+
+    await ensureDatabase(databaseUrl);
+    const orm = await openStore(databaseUrl, logger);
+    stops.push(() => orm.close());
+    const metrics = createMetrics();
+    instrumentStore(orm, metrics);
+    let metricsPort: number | undefined;
+    if (config.metrics.enabled) {
+      const exporter = await serveMetrics(metrics, config.metrics.host, config.metrics.port);
+      metricsPort = exporter.port;
+      logger.info({ port: exporter.port }, 'metrics exposed at /metrics');
+      stops.push(() => exporter.close());
+    }
+    // A demo tenant helps whoever tries Chorus on one machine; a configured deployment gets none.
+    const demo = await prepareStore(orm, logger, { demo: !config.database.explicit });
+
+    const kafka = createKafka(config.kafka, logger);
+    const topics = topicsFor(config.kafka.topicPrefix);
+    await ensureTopics(kafka, topics, config.kafka.partitions);
+    const publisher = new Publisher(
+      kafka,
+      { ...config.kafka, metrics },
+      logger.child({ component: 'publisher' }),
+    );
+    stops.push(() => publisher.close());
+
+    const redis = createRedis(config.redis.url, (err) => logger.debug({ err }, 'redis connection error'));
+    stops.push(() => redis.disconnect());
+    const providers = createProviders(config.integrations);
+    if (role === 'all' || role === 'integrations') {
+      const integrations = await startIntegrations({
+        config,
+        kafka,
+        orm,
+        publisher,
+        topics,
+        providers,
+        metrics,
+        logger,
+      });
+      stops.push(() => integrations.stop());
+      const telemetry = startUsageTelemetry({ em: orm.em, redis, config, version: VERSION, logger });
+      stops.push(() => telemetry.stop());
+    }
+
+    if (role === 'all' || role === 'processor') {
+      const consumers = await startProcessors({ config, kafka, orm, publisher, topics, metrics, logger });
+      stops.push(() => Promise.all(consumers.map((c) => c.stop())));
+    }
+
+    let port: number | undefined;
+    if (role === 'all' || role === 'edge') {
+      const edge = await startEdge({
+        http: config.http,
+        integrations: config.integrations,
+        metrics,
+        providers,
+        databaseUrl,
+        orm,
+        publisher,
+        topics,
+        logger,
+        health: {
+          main_database: () => orm.isConnected(),
+          cache_database: () => redisAnswers(redis),
+          event_log: () => kafkaAnswers(kafka, 1500),
+        },
+      });
+      port = edge.port;
+      // Stop taking requests first; in-flight ones finish while the publisher drains.
+      stops.push(() => edge.stop());
+    }
+
+    logger.info({ role, port }, 'chorus started');
+    return { config, orm, port, metricsPort, demo, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}

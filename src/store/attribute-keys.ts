@@ -1,0 +1,59 @@
+// Contact attribute keys: the schema of contact attributes, per environment.
+import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { pageOf, type PageRequest } from './pages.ts';
+import { ChorusError } from '../errors.ts';
+import { newId } from '../ids.ts';
+import { ContactAttributeKey, Environment, type AttributeType } from './entities.ts';
+
+export function attributeKeyRecord(row: ContactAttributeKey) {
+  return {
+    id: row.id,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+    environmentId: row.environment.id,
+    key: row.key,
+    type: row.type,
+    name: row.name ?? null,
+    description: row.description ?? null,
+  };
+}
+
+export async function createAttributeKey(
+  em: EntityManager,
+  input: { environmentId: string; key: string; type: AttributeType; name?: string; description?: string },
+) {
+  const fork = em.fork();
+  const row = fork.create(ContactAttributeKey, {
+    id: newId('cak'),
+    environment: fork.getReference(Environment, input.environmentId),
+    key: input.key,
+    type: input.type,
+    name: input.name ?? null,
+    description: input.description ?? null,
+  });
+  try {
+    await fork.flush();
+  } catch (error) {
+    if (error instanceof UniqueConstraintViolationException) {
+      throw new ChorusError('conflict', 'Attribute key already exists', { key: input.key });
+    }
+    throw error;
+  }
+  return attributeKeyRecord(row);
+}
+
+export function listAttributeKeys(em: EntityManager, environmentIds: string[], page: PageRequest) {
+  return pageOf(em, ContactAttributeKey, { environment: { $in: environmentIds } }, page, attributeKeyRecord);
+}
+
+/** Deletes the key and removes its values from every contact of the environment. */
+export async function deleteAttributeKey(em: EntityManager, row: ContactAttributeKey): Promise<void> {
+  await em.fork().transactional(async (tx) => {
+    await tx.execute(
+      'update contacts set attributes = attributes - ?, updated_at = now() where environment_id = ? and jsonb_exists(attributes, ?)',
+      [row.key, row.environment.id, row.key],
+    );
+    await tx.execute('delete from contact_attribute_keys where id = ?', [row.id]);
+  });
+}

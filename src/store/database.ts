@@ -1,0 +1,63 @@
+// Creates the configured database when it does not exist yet (the server itself must answer).
+import pg from 'pg';
+
+/** True when a PostgreSQL server answers at the URL's host (any database). */
+export async function serverAnswers(databaseUrl: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: adminUrl(databaseUrl), connectionTimeoutMillis: 2000 });
+  try {
+    await client.connect();
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+export async function ensureDatabase(databaseUrl: string): Promise<void> {
+  const name = databaseName(databaseUrl);
+  const client = new pg.Client({ connectionString: adminUrl(databaseUrl), connectionTimeoutMillis: 5000 });
+  await client.connect();
+  try {
+    const found = await client.query('select 1 from pg_database where datname = $1', [name]);
+    if (found.rowCount === 0) {
+      await client.query(`create database ${quoteIdent(name)}`).catch((error: unknown) => {
+        // Another process created it between our check and our create: that is fine.
+        if ((error as { code?: string }).code !== '42P04') throw error;
+      });
+    }
+  } finally {
+    await client.end();
+  }
+}
+
+export async function dropDatabase(databaseUrl: string): Promise<void> {
+  const name = databaseName(databaseUrl);
+  if (!name.includes('test'))
+    throw new Error(`refusing to drop database "${name}": its name does not say test`);
+  const client = new pg.Client({ connectionString: adminUrl(databaseUrl) });
+  await client.connect();
+  try {
+    await client.query(`drop database if exists ${quoteIdent(name)} with (force)`);
+  } finally {
+    await client.end();
+  }
+}
+
+export function databaseName(databaseUrl: string): string {
+  return decodeURIComponent(new URL(databaseUrl).pathname.replace(/^\//, '')) || 'postgres';
+}
+
+export function withDatabase(databaseUrl: string, name: string): string {
+  const url = new URL(databaseUrl);
+  url.pathname = `/${encodeURIComponent(name)}`;
+  return url.toString();
+}
+
+function adminUrl(databaseUrl: string): string {
+  return withDatabase(databaseUrl, 'postgres');
+}
+
+function quoteIdent(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}

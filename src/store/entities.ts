@@ -1,0 +1,303 @@
+// Entities of the store, defined without decorators. Their tables are created by the checked-in
+// migrations in ./migrations; a test compares the two so they cannot drift apart.
+import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+
+export const PLANS = ['free', 'enterprise'] as const;
+export type Plan = (typeof PLANS)[number];
+export const PERMISSIONS = ['read', 'write', 'manage'] as const;
+export type Permission = (typeof PERMISSIONS)[number];
+export const SURVEY_STATUSES = ['draft', 'scheduled', 'inProgress', 'paused', 'completed'] as const;
+export type SurveyStatus = (typeof SURVEY_STATUSES)[number];
+
+const timestamps = {
+  createdAt: p.datetime().defaultRaw('now()'),
+  updatedAt: p.datetime().defaultRaw('now()'),
+};
+
+export const Organization = defineEntity({
+  name: 'Organization',
+  tableName: 'organizations',
+  properties: {
+    id: p.string().primary(),
+    name: p.string(),
+    plan: p.enum([...PLANS]),
+    ...timestamps,
+  },
+});
+export type Organization = InferEntity<typeof Organization>;
+
+export const Environment = defineEntity({
+  name: 'Environment',
+  tableName: 'environments',
+  properties: {
+    id: p.string().primary(),
+    organization: () => p.manyToOne(Organization).deleteRule('cascade'),
+    name: p.string(),
+    ...timestamps,
+  },
+});
+export type Environment = InferEntity<typeof Environment>;
+
+/** An API key of an organization; only the SHA-256 of the key is stored. */
+export const ApiKey = defineEntity({
+  name: 'ApiKey',
+  tableName: 'api_keys',
+  properties: {
+    id: p.string().primary(),
+    organization: () => p.manyToOne(Organization).deleteRule('cascade'),
+    label: p.string(),
+    keyHash: p.string().unique(),
+    createdAt: p.datetime().defaultRaw('now()'),
+  },
+});
+export type ApiKey = InferEntity<typeof ApiKey>;
+
+/** What one API key may do in one environment (GET needs read, POST/PUT write, DELETE manage). */
+export const ApiKeyEnvironment = defineEntity({
+  name: 'ApiKeyEnvironment',
+  tableName: 'api_key_environments',
+  properties: {
+    apiKey: () => p.manyToOne(ApiKey).primary().deleteRule('cascade'),
+    environment: () => p.manyToOne(Environment).primary().deleteRule('cascade'),
+    permission: p.enum([...PERMISSIONS]),
+  },
+});
+export type ApiKeyEnvironment = InferEntity<typeof ApiKeyEnvironment>;
+
+export const Survey = defineEntity({
+  name: 'Survey',
+  tableName: 'surveys',
+  // Lists page through one tenant's surveys in id (creation) order.
+  indexes: [{ properties: ['environment', 'id'] }],
+  properties: {
+    id: p.string().primary(),
+    environment: () => p.manyToOne(Environment).deleteRule('cascade'),
+    name: p.string(),
+    type: p.string().default('link'),
+    status: p.enum([...SURVEY_STATUSES]).default('draft'),
+    blocks: p.json<unknown[]>(),
+    endings: p.json<unknown[]>(),
+    quotas: p.json<unknown[]>(),
+    isCaptureIpEnabled: p.boolean().default(false),
+    ...timestamps,
+  },
+});
+export type Survey = InferEntity<typeof Survey>;
+
+/**
+ * A survey response as folded from its events by the response processor (the only writer).
+ * `surveyId` is a plain column, not a foreign key: responses outlive a deleted survey.
+ */
+export const Response = defineEntity({
+  name: 'Response',
+  tableName: 'responses',
+  indexes: [
+    { properties: ['environmentId', 'id'] },
+    { properties: ['surveyId', 'id'] },
+    { properties: ['contactId'] },
+    { properties: ['displayId'] },
+  ],
+  // A single-use link answers once per survey (NULLs are distinct, so ordinary responses are free).
+  uniques: [{ properties: ['surveyId', 'singleUseId'] }],
+  properties: {
+    id: p.string().primary(),
+    environmentId: p.string(),
+    surveyId: p.string(),
+    finished: p.boolean(),
+    data: p.json<Record<string, unknown>>(),
+    ttc: p.json<Record<string, number>>(),
+    variables: p.json<Record<string, string | number>>(),
+    meta: p.json<Record<string, unknown>>(),
+    language: p.string().nullable(),
+    endingId: p.string().nullable(),
+    displayId: p.string().nullable(),
+    singleUseId: p.string().nullable(),
+    contactId: p.string().nullable(),
+    contactAttributes: p.json<Record<string, string>>().nullable(),
+    createdAt: p.datetime(),
+    updatedAt: p.datetime(),
+  },
+});
+export type Response = InferEntity<typeof Response>;
+
+/** A "survey was displayed" record, linked to the response that followed it, if any. */
+export const Display = defineEntity({
+  name: 'Display',
+  tableName: 'displays',
+  indexes: [{ properties: ['surveyId', 'id'] }, { properties: ['contactId'] }],
+  properties: {
+    id: p.string().primary(),
+    environmentId: p.string().index(),
+    surveyId: p.string(),
+    contactId: p.string().nullable(),
+    responseId: p.string().nullable(),
+    createdAt: p.datetime(),
+    updatedAt: p.datetime(),
+  },
+});
+export type Display = InferEntity<typeof Display>;
+
+/** An identified user of one environment; its id is derived from (environment, userId). */
+export const Contact = defineEntity({
+  name: 'Contact',
+  tableName: 'contacts',
+  uniques: [{ properties: ['environment', 'userId'] }],
+  indexes: [{ properties: ['environment', 'id'] }],
+  properties: {
+    id: p.string().primary(),
+    environment: () => p.manyToOne(Environment).deleteRule('cascade'),
+    userId: p.string(),
+    attributes: p.json<Record<string, string>>(),
+    createdAt: p.datetime(),
+    updatedAt: p.datetime(),
+  },
+});
+export type Contact = InferEntity<typeof Contact>;
+
+export const ATTRIBUTE_TYPES = ['text', 'number', 'date'] as const;
+/** The form of an attribute key (compat notes). */
+export const ATTRIBUTE_KEY_PATTERN = /^[A-Za-z][A-Za-z0-9_.-]{0,63}$/;
+export type AttributeType = (typeof ATTRIBUTE_TYPES)[number];
+
+export const ContactAttributeKey = defineEntity({
+  name: 'ContactAttributeKey',
+  tableName: 'contact_attribute_keys',
+  uniques: [{ properties: ['environment', 'key'] }],
+  properties: {
+    id: p.string().primary(),
+    environment: () => p.manyToOne(Environment).deleteRule('cascade'),
+    key: p.string(),
+    type: p.enum([...ATTRIBUTE_TYPES]).default('text'),
+    name: p.string().nullable(),
+    description: p.string().nullable(),
+    ...timestamps,
+  },
+});
+export type ContactAttributeKey = InferEntity<typeof ContactAttributeKey>;
+
+/** One row per response counted in a quota: counting is exact and idempotent. */
+export const QuotaMember = defineEntity({
+  name: 'QuotaMember',
+  tableName: 'quota_members',
+  properties: {
+    quotaId: p.string().primary(),
+    responseId: p.string().primary(),
+    surveyId: p.string().index(),
+    createdAt: p.datetime().defaultRaw('now()'),
+  },
+});
+export type QuotaMember = InferEntity<typeof QuotaMember>;
+
+/**
+ * A deleted contact. Events still in flight for it (created before the deletion) must not bring it
+ * back: the processors compare their time with `deletedAt`.
+ */
+export const ContactTombstone = defineEntity({
+  name: 'ContactTombstone',
+  tableName: 'contact_tombstones',
+  properties: {
+    contactId: p.string().primary(),
+    environmentId: p.string(),
+    deletedAt: p.datetime(),
+  },
+});
+export type ContactTombstone = InferEntity<typeof ContactTombstone>;
+
+export const PROVIDERS = ['slack', 'notion'] as const;
+export type Provider = (typeof PROVIDERS)[number];
+
+/** A connected Slack workspace or Notion workspace of one environment; the token is encrypted. */
+export const Integration = defineEntity({
+  name: 'Integration',
+  tableName: 'integrations',
+  uniques: [{ properties: ['environment', 'provider'] }],
+  properties: {
+    id: p.string().primary(),
+    environment: () => p.manyToOne(Environment).deleteRule('cascade'),
+    provider: p.enum([...PROVIDERS]),
+    status: p.enum(['connected', 'needs_reconnect']).default('connected'),
+    tokenCiphertext: p.text(),
+    /** What the provider told us about the workspace (team id and name, bot user …). */
+    account: p.json<Record<string, unknown>>(),
+    ...timestamps,
+  },
+});
+export type Integration = InferEntity<typeof Integration>;
+
+/** Where the finished responses of one survey go: a channel or a database, with mapped questions. */
+export const IntegrationLink = defineEntity({
+  name: 'IntegrationLink',
+  tableName: 'integration_links',
+  properties: {
+    id: p.string().primary(),
+    integration: () => p.manyToOne(Integration).deleteRule('cascade').index(),
+    survey: () => p.manyToOne(Survey).deleteRule('cascade').index(),
+    targetId: p.string(),
+    targetName: p.string().nullable(),
+    /** Slack: `[{questionId}]`; Notion: `[{questionId, property, propertyType}]`. */
+    mapping: p.json<{ questionId: string; property?: string; propertyType?: string }[]>(),
+    createdAt: p.datetime().defaultRaw('now()'),
+  },
+});
+export type IntegrationLink = InferEntity<typeof IntegrationLink>;
+
+export const DELIVERY_STATUSES = ['pending', 'sending', 'delivered', 'failed'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+/**
+ * One finished response to one link: at most one message or page, ever. `sending` is written (and
+ * committed) before the provider is called, so a crash mid-call never leads to a second send.
+ */
+export const Delivery = defineEntity({
+  name: 'Delivery',
+  tableName: 'deliveries',
+  uniques: [{ properties: ['responseId', 'link'] }],
+  indexes: [{ properties: ['status', 'nextAttemptAt'] }, { properties: ['integrationId', 'id'] }],
+  properties: {
+    id: p.string().primary(),
+    responseId: p.string(),
+    link: () => p.manyToOne(IntegrationLink).deleteRule('cascade'),
+    integrationId: p.string(),
+    status: p.enum([...DELIVERY_STATUSES]).default('pending'),
+    attempts: p.integer().default(0),
+    nextAttemptAt: p.datetime().defaultRaw('now()'),
+    lastError: p.text().nullable(),
+    /** The provider's id of what was created (Slack message ts, Notion page id). */
+    externalId: p.string().nullable(),
+    /** The finished response as it was delivered (from the response-events topic). */
+    response: p.json<Record<string, unknown>>(),
+    /** W3C trace context headers of the finished response, continued by the provider call. */
+    traceContext: p.json<Record<string, string>>().nullable(),
+    ...timestamps,
+  },
+});
+export type Delivery = InferEntity<typeof Delivery>;
+
+/** Ids of the events a processor has applied: redelivered events are recognised here and skipped. */
+export const AppliedEvent = defineEntity({
+  name: 'AppliedEvent',
+  tableName: 'applied_events',
+  properties: {
+    eventId: p.string().primary(),
+    appliedAt: p.datetime().defaultRaw('now()').index(),
+  },
+});
+export type AppliedEvent = InferEntity<typeof AppliedEvent>;
+
+export const entities = [
+  Organization,
+  Environment,
+  ApiKey,
+  ApiKeyEnvironment,
+  Survey,
+  Response,
+  Display,
+  Contact,
+  ContactAttributeKey,
+  QuotaMember,
+  ContactTombstone,
+  Integration,
+  IntegrationLink,
+  Delivery,
+  AppliedEvent,
+];

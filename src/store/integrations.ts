@@ -1,0 +1,149 @@
+// Integrations, links and deliveries as the store keeps them.
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { newId } from '../ids.ts';
+import {
+  Delivery,
+  Environment,
+  Integration,
+  IntegrationLink,
+  Survey,
+  type DeliveryStatus,
+  type Provider,
+} from './entities.ts';
+import { pageOf, type PageRequest } from './pages.ts';
+
+export function integrationRecord(row: Integration) {
+  return {
+    id: row.id,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+    environmentId: row.environment.id,
+    provider: row.provider,
+    status: row.status,
+    account: row.account,
+  };
+}
+
+export function linkRecord(row: IntegrationLink) {
+  return {
+    id: row.id,
+    createdAt: row.createdAt.toISOString(),
+    integrationId: row.integration.id,
+    surveyId: row.survey.id,
+    targetId: row.targetId,
+    targetName: row.targetName ?? null,
+    mapping: row.mapping,
+  };
+}
+
+export function deliveryRecord(row: Delivery) {
+  return {
+    id: row.id,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+    responseId: row.responseId,
+    linkId: row.link.id,
+    integrationId: row.integrationId,
+    status: row.status,
+    attempts: row.attempts,
+    nextAttemptAt: row.nextAttemptAt.toISOString(),
+    lastError: row.lastError ?? null,
+    externalId: row.externalId ?? null,
+  };
+}
+
+/** Connecting again replaces the token of the environment's integration of that provider. */
+export async function saveIntegration(
+  em: EntityManager,
+  input: {
+    environmentId: string;
+    provider: Provider;
+    tokenCiphertext: string;
+    account: Record<string, unknown>;
+  },
+): Promise<Integration> {
+  const fork = em.fork();
+  const existing = await fork.findOne(Integration, {
+    environment: input.environmentId,
+    provider: input.provider,
+  });
+  const row =
+    existing ??
+    fork.create(Integration, {
+      id: newId('int'),
+      environment: fork.getReference(Environment, input.environmentId),
+      provider: input.provider,
+      tokenCiphertext: input.tokenCiphertext,
+      account: input.account,
+    });
+  fork.assign(row, {
+    tokenCiphertext: input.tokenCiphertext,
+    account: input.account,
+    status: 'connected',
+    updatedAt: new Date(),
+  });
+  await fork.flush();
+  return row;
+}
+
+export function listIntegrations(em: EntityManager, environmentIds: string[], page: PageRequest) {
+  return pageOf(em, Integration, { environment: { $in: environmentIds } }, page, integrationRecord);
+}
+
+export async function createLink(
+  em: EntityManager,
+  input: {
+    integrationId: string;
+    surveyId: string;
+    targetId: string;
+    targetName?: string;
+    mapping: IntegrationLink['mapping'];
+  },
+): Promise<IntegrationLink> {
+  const fork = em.fork();
+  const link = fork.create(IntegrationLink, {
+    id: newId('lnk'),
+    integration: fork.getReference(Integration, input.integrationId),
+    survey: fork.getReference(Survey, input.surveyId),
+    targetId: input.targetId,
+    targetName: input.targetName ?? null,
+    mapping: input.mapping,
+  });
+  await fork.flush();
+  return link;
+}
+
+export function listDeliveries(
+  em: EntityManager,
+  filter: { integrationIds: string[]; status?: DeliveryStatus },
+  page: PageRequest,
+) {
+  const where = {
+    integrationId: { $in: filter.integrationIds },
+    ...(filter.status ? { status: filter.status } : {}),
+  };
+  return pageOf(em, Delivery, where, page, deliveryRecord, { id: 'desc' });
+}
+
+/** Puts matching deliveries back in the queue: `chorus deliveries replay`. Returns how many. */
+export async function replayDeliveries(
+  em: EntityManager,
+  filter: { integrationId?: string; since?: Date; status: DeliveryStatus },
+): Promise<number> {
+  const conditions = ['status = ?'];
+  const params: unknown[] = [filter.status];
+  if (filter.integrationId) {
+    conditions.push('integration_id = ?');
+    params.push(filter.integrationId);
+  }
+  if (filter.since) {
+    conditions.push('created_at >= ?');
+    params.push(filter.since);
+  }
+  const rows = await em.fork().execute<{ id: string }[]>(
+    `update deliveries set status = 'pending', attempts = 0, next_attempt_at = now(), last_error = null, updated_at = now()
+     where ${conditions.join(' and ')} returning id`,
+    params,
+  );
+  return rows.length;
+}

@@ -1,0 +1,15 @@
+// Migrations are listed here explicitly (no directory scan), in the order they run.
+import type { MigrationObject } from '@mikro-orm/core';
+import { Migration20261122000000_foundation } from './Migration20261122000000_foundation.ts';
+import { Migration20261122010000_client_api } from './Migration20261122010000_client_api.ts';
+import { Migration20261122020000_management } from './Migration20261122020000_management.ts';
+import { Migration20261122030000_integrations } from './Migration20261122030000_integrations.ts';
+import { Migration20261122040000_delivery_trace } from './Migration20261122040000_delivery_trace.ts';
+
+export const migrationsList: MigrationObject[] = [
+  { name: 'Migration20261122000000_foundation', class: Migration20261122000000_foundation },
+  { name: 'Migration20261122010000_client_api', class: Migration20261122010000_client_api },
+  { name: 'Migration20261122020000_management', class: Migration20261122020000_management },
+  { name: 'Migration20261122030000_integrations', class: Migration20261122030000_integrations },
+  { name: 'Migration20261122040000_delivery_trace', class: Migration20261122040000_delivery_trace },
+];

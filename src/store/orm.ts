@@ -1,0 +1,79 @@
+// The one place that builds MikroORM. Nothing connects at import time: `openStore` does.
+import { MikroORM, type Options, PostgreSqlDriver } from '@mikro-orm/postgresql';
+import { Migrator } from '@mikro-orm/migrations';
+import type { Logger } from '../logger.ts';
+import { entities } from './entities.ts';
+import { migrationsList } from './migrations/index.ts';
+import type { Metrics } from '../observability/metrics.ts';
+import { startDbSpan, type DbSpan } from '../observability/tracing.ts';
+
+export type Orm = MikroORM;
+export type { EntityManager } from '@mikro-orm/postgresql';
+
+export function ormOptions(databaseUrl: string, logger?: Logger): Options {
+  return {
+    driver: PostgreSqlDriver,
+    clientUrl: databaseUrl,
+    entities,
+    extensions: [Migrator],
+    migrations: {
+      migrationsList,
+      tableName: 'mikro_orm_migrations',
+      transactional: true,
+      allOrNothing: true,
+    },
+    pool: { min: 0, max: 10 },
+    // A request or a batch forks its own EntityManager; using the global one is a bug.
+    allowGlobalContext: false,
+    debug: false,
+    logger: (message) => logger?.debug({ component: 'orm' }, message),
+    discovery: { warnWhenNoEntities: true },
+  };
+}
+
+export async function openStore(databaseUrl: string, logger?: Logger): Promise<Orm> {
+  return MikroORM.init(ormOptions(databaseUrl, logger));
+}
+
+/** Applies the checked-in migrations that have not run yet; returns their names. */
+export async function migrate(orm: Orm): Promise<string[]> {
+  const applied = await orm.getMigrator().up();
+  return applied.map((m) => m.name);
+}
+
+/**
+ * Database metrics from the query builder's events: duration and count per operation, and the
+ * pool's used and idle connections (read at scrape time). With tracing on, each statement inside a
+ * traced unit of work is also a span (without its parameters).
+ */
+export function instrumentStore(orm: Orm, metrics: Metrics): void {
+  const knex = orm.em.getConnection().getKnex();
+  const started = new Map<string, { at: bigint; operation: string; span: DbSpan | undefined }>();
+  const operationOf = (query: { method?: string; sql?: string }) =>
+    query.method && query.method !== 'raw'
+      ? query.method
+      : (query.sql ?? '').trimStart().split(/\s/, 1)[0]!.toLowerCase() || 'raw';
+  knex.on('query', (query: { __knexQueryUid?: string; method?: string; sql?: string }) => {
+    // BEGIN, COMMIT and ROLLBACK come without an id and get no answer event: they are not timed.
+    if (!query.__knexQueryUid) return;
+    const operation = operationOf(query);
+    started.set(query.__knexQueryUid, {
+      at: process.hrtime.bigint(),
+      operation,
+      span: startDbSpan(query.sql ?? '', operation),
+    });
+  });
+  const finish = (outcome: string) => (error: unknown, query: { __knexQueryUid: string }) => {
+    const start = started.get(query.__knexQueryUid);
+    if (!start) return;
+    started.delete(query.__knexQueryUid);
+    const seconds = Number(process.hrtime.bigint() - start.at) / 1e9;
+    start.span?.end(seconds, outcome === 'error' ? error : undefined);
+    metrics.db.duration.observe({ db_operation_name: start.operation }, seconds);
+    metrics.db.operations.inc({ db_operation_name: start.operation, outcome });
+  };
+  knex.on('query-response', finish('ok'));
+  knex.on('query-error', finish('error'));
+  const pool = (knex.client as { pool?: { numUsed(): number; numFree(): number } }).pool;
+  metrics.db.observePool(() => ({ used: pool?.numUsed() ?? 0, idle: pool?.numFree() ?? 0 }));
+}

@@ -1,0 +1,70 @@
+// Reads of stored responses used outside the processor.
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { pageOf, type PageRequest } from './pages.ts';
+import { isAnswered } from '../surveys/validate-answers.ts';
+import { Response } from './entities.ts';
+
+/** What the edge must know of a response to answer an update synchronously. */
+export interface ResponseStatus {
+  environmentId: string;
+  surveyId: string;
+  finished: boolean;
+  /** Question ids that have an answer (for the required check when an update finishes it). */
+  answered: string[];
+}
+
+export async function findResponseStatus(em: EntityManager, id: string): Promise<ResponseStatus | undefined> {
+  const row = await em
+    .fork()
+    .findOne(Response, { id }, { fields: ['environmentId', 'surveyId', 'finished', 'data'] });
+  if (!row) return undefined;
+  return {
+    environmentId: row.environmentId,
+    surveyId: row.surveyId,
+    finished: row.finished,
+    answered: Object.keys(row.data).filter((key) => isAnswered(row.data[key])),
+  };
+}
+
+export async function singleUseIdTaken(
+  em: EntityManager,
+  surveyId: string,
+  singleUseId: string,
+): Promise<boolean> {
+  return (await em.fork().count(Response, { surveyId, singleUseId })) > 0;
+}
+
+/** A response as the management API shows it. */
+export function responseRecord(row: Response) {
+  return {
+    id: row.id,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+    environmentId: row.environmentId,
+    surveyId: row.surveyId,
+    finished: row.finished,
+    data: row.data,
+    ttc: row.ttc,
+    variables: row.variables,
+    meta: row.meta,
+    language: row.language ?? null,
+    endingId: row.endingId ?? null,
+    displayId: row.displayId ?? null,
+    singleUseId: row.singleUseId ?? null,
+    contactId: row.contactId ?? null,
+    contactAttributes: row.contactAttributes ?? null,
+  };
+}
+
+/** Newest first: a survey's latest responses are what a reader wants on the first page. */
+export function listResponses(
+  em: EntityManager,
+  filter: { environmentIds: string[]; surveyId?: string },
+  page: PageRequest,
+) {
+  const where = {
+    environmentId: { $in: filter.environmentIds },
+    ...(filter.surveyId ? { surveyId: filter.surveyId } : {}),
+  };
+  return pageOf(em, Response, where, page, responseRecord, { id: 'desc' });
+}

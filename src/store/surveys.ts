@@ -1,0 +1,120 @@
+// Surveys as the store keeps them, and the snapshot the edge and the processors act on.
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { pageOf, type PageRequest } from './pages.ts';
+import { newId } from '../ids.ts';
+import { questionsOf, type Block, type Element, type Ending, type Quota } from '../surveys/definition.ts';
+import { blocksFromQuestions, legacyQuestions } from '../surveys/blocks.ts';
+import { Environment, Survey, type SurveyStatus } from './entities.ts';
+
+export interface SurveySnapshot {
+  id: string;
+  environmentId: string;
+  status: SurveyStatus;
+  questions: Element[];
+  endingIds: string[];
+  quotas: Quota[];
+  /** Quotas whose count has reached their limit. */
+  fullQuotaIds: string[];
+  isCaptureIpEnabled: boolean;
+}
+
+export interface NewSurvey {
+  environmentId: string;
+  name?: string;
+  type?: string;
+  status?: SurveyStatus;
+  blocks?: Block[];
+  questions?: Element[];
+  endings?: Ending[];
+  quotas?: Quota[];
+  isCaptureIpEnabled?: boolean;
+}
+
+export async function createSurvey(em: EntityManager, input: NewSurvey): Promise<Survey> {
+  const survey = em.create(Survey, {
+    id: newId('srv'),
+    environment: em.getReference(Environment, input.environmentId),
+    name: input.name ?? 'Untitled survey',
+    type: input.type ?? 'link',
+    status: input.status ?? 'draft',
+    blocks: input.blocks ?? blocksFromQuestions(input.questions ?? []),
+    endings: input.endings ?? [],
+    quotas: input.quotas ?? [],
+    isCaptureIpEnabled: input.isCaptureIpEnabled ?? false,
+  });
+  await em.flush();
+  return survey;
+}
+
+export async function findSurveySnapshot(em: EntityManager, id: string): Promise<SurveySnapshot | undefined> {
+  const fork = em.fork();
+  const survey = await fork.findOne(Survey, { id });
+  if (!survey) return undefined;
+  const quotas = survey.quotas as Quota[];
+  return {
+    id: survey.id,
+    environmentId: survey.environment.id,
+    status: survey.status,
+    questions: questionsOf({ blocks: survey.blocks }),
+    endingIds: (survey.endings as Ending[]).map((e) => e.id),
+    quotas,
+    fullQuotaIds: quotas.length === 0 ? [] : await fullQuotas(fork, survey.id, quotas),
+    isCaptureIpEnabled: survey.isCaptureIpEnabled,
+  };
+}
+
+/** Ids of the survey's quotas that have reached their limit. */
+export async function fullQuotas(
+  em: EntityManager,
+  surveyId: string,
+  quotas: readonly Quota[],
+): Promise<string[]> {
+  const counts = await em.execute<{ quota_id: string; members: string }[]>(
+    'select quota_id, count(*) as members from quota_members where survey_id = ? group by quota_id',
+    [surveyId],
+  );
+  const byId = new Map(counts.map((c) => [c.quota_id, Number(c.members)]));
+  return quotas.filter((q) => (byId.get(q.id) ?? 0) >= q.limit).map((q) => q.id);
+}
+
+/** A survey as the management API shows it: `questions` too when every block holds one element. */
+export function surveyRecord(survey: Survey) {
+  const blocks = survey.blocks as Block[];
+  const questions = legacyQuestions(blocks);
+  return {
+    id: survey.id,
+    createdAt: survey.createdAt.toISOString(),
+    updatedAt: survey.updatedAt.toISOString(),
+    environmentId: survey.environment.id,
+    name: survey.name,
+    type: survey.type,
+    status: survey.status,
+    blocks,
+    ...(questions ? { questions } : {}),
+    endings: survey.endings,
+    quotas: survey.quotas,
+    isCaptureIpEnabled: survey.isCaptureIpEnabled,
+  };
+}
+
+export type SurveyChanges = Omit<NewSurvey, 'environmentId'>;
+
+/** Changes only the fields given; legacy `questions` replace the blocks. */
+export async function updateSurvey(
+  em: EntityManager,
+  survey: Survey,
+  changes: SurveyChanges,
+): Promise<Survey> {
+  const { questions, ...fields } = changes;
+  em.assign(survey, {
+    ...Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined)),
+    ...(questions ? { blocks: blocksFromQuestions(questions) } : {}),
+    updatedAt: new Date(),
+  });
+  await em.flush();
+  return survey;
+}
+
+export function listSurveys(em: EntityManager, environmentIds: string[], page: PageRequest) {
+  return pageOf(em, Survey, { environment: { $in: environmentIds } }, page, surveyRecord);
+}

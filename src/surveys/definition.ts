@@ -1,0 +1,86 @@
+// The shape of a survey definition as the edge and the processors read it: blocks of elements
+// (questions), legacy `questions`, endings and quotas. Only the fields Chorus acts on are typed;
+// everything else a client stores in a survey is kept as it was sent.
+import Type, { type Static } from 'typebox';
+
+const Choice = Type.Object({ id: Type.String() }, { additionalProperties: true });
+
+export const Element = Type.Object(
+  {
+    id: Type.String({ minLength: 1 }),
+    type: Type.String({ minLength: 1 }),
+    headline: Type.Optional(Type.Unknown()),
+    required: Type.Optional(Type.Boolean()),
+    choices: Type.Optional(Type.Array(Choice)),
+    rows: Type.Optional(Type.Array(Choice)),
+    columns: Type.Optional(Type.Array(Choice)),
+    range: Type.Optional(Type.Number()),
+    allowMultipleFiles: Type.Optional(Type.Boolean()),
+    allowedFileExtensions: Type.Optional(Type.Array(Type.String())),
+    maxSizeInMB: Type.Optional(Type.Number()),
+  },
+  { additionalProperties: true },
+);
+export type Element = Static<typeof Element>;
+
+export const Block = Type.Object(
+  {
+    id: Type.String({ minLength: 1 }),
+    type: Type.Optional(Type.Literal('question')),
+    name: Type.Optional(Type.String()),
+    elements: Type.Array(Element),
+  },
+  { additionalProperties: true },
+);
+export type Block = Static<typeof Block>;
+
+export const Ending = Type.Object(
+  { id: Type.String({ minLength: 1 }), type: Type.Optional(Type.String()) },
+  { additionalProperties: true },
+);
+export type Ending = Static<typeof Ending>;
+
+export const QuotaCriterion = Type.Object({
+  questionId: Type.String({ minLength: 1 }),
+  operator: Type.Union([
+    Type.Literal('equals'),
+    Type.Literal('notEquals'),
+    Type.Literal('includes'),
+    Type.Literal('greaterThan'),
+    Type.Literal('lessThan'),
+    Type.Literal('isSubmitted'),
+    Type.Literal('isSkipped'),
+  ]),
+  value: Type.Optional(Type.Union([Type.String(), Type.Number(), Type.Boolean()])),
+});
+export type QuotaCriterion = Static<typeof QuotaCriterion>;
+
+export const Quota = Type.Object(
+  {
+    id: Type.String({ minLength: 1 }),
+    name: Type.Optional(Type.String()),
+    limit: Type.Integer({ minimum: 1 }),
+    conditions: Type.Optional(
+      Type.Object({
+        connector: Type.Union([Type.Literal('and'), Type.Literal('or')]),
+        criteria: Type.Array(QuotaCriterion),
+      }),
+    ),
+    /** Count partial responses too (default: only finished ones). */
+    countPartialSubmissions: Type.Optional(Type.Boolean()),
+    action: Type.Union([Type.Literal('endSurvey'), Type.Literal('continueSurvey')]),
+    endingCardId: Type.Optional(Type.String()),
+  },
+  { additionalProperties: true },
+);
+export type Quota = Static<typeof Quota>;
+
+/** Every question of a survey, from its blocks (current format) or legacy `questions`. */
+export function questionsOf(survey: {
+  blocks: readonly unknown[];
+  questions?: readonly unknown[];
+}): Element[] {
+  const blocks = survey.blocks as Block[];
+  if (blocks.length > 0) return blocks.flatMap((b) => b.elements ?? []);
+  return (survey.questions ?? []) as Element[];
+}

@@ -1,0 +1,193 @@
+// Answer shapes by question type (spec: "Answer shapes by question type"; compat notes: "answer of
+// the wrong type for its question" → 400 `Validation failed` with one message per question id).
+// Pure: the edge and the processors both call these with the survey's questions.
+import type { Element } from './definition.ts';
+
+/** Question id → what is wrong with its answer. */
+export type AnswerProblems = Record<string, string>;
+
+/** A problem message, or undefined when the value has the right shape for the element. */
+type Check = (value: unknown, element: Element) => string | undefined;
+
+const BYTES_PER_MB = 1024 * 1024;
+
+const isString = (value: unknown): value is string => typeof value === 'string';
+const isFiniteNumber = (value: unknown): value is number =>
+  typeof value === 'number' && Number.isFinite(value);
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Ids of `choices`/`rows`/`columns`, or undefined when the element does not list them (then any id goes). */
+const idsOf = (list: Element['choices']): ReadonlySet<string> | undefined =>
+  list && new Set(list.map((c) => c.id));
+
+const isIdIn = (ids: ReadonlySet<string> | undefined, value: unknown): value is string =>
+  isString(value) && (ids === undefined || ids.has(value));
+
+const expectString =
+  (message: string): Check =>
+  (value) =>
+    isString(value) ? undefined : message;
+
+const expectOneOf =
+  (allowed: readonly string[], message: string): Check =>
+  (value) =>
+    isString(value) && allowed.includes(value) ? undefined : message;
+
+const expectNumberBetween =
+  (bounds: (element: Element) => { min: number; max: number } | undefined): Check =>
+  (value, element) => {
+    if (!isFiniteNumber(value)) return 'Expected a number';
+    const range = bounds(element);
+    if (range && (value < range.min || value > range.max))
+      return `Expected a number between ${range.min} and ${range.max}`;
+    return undefined;
+  };
+
+const expectChoiceIds: Check = (value, element) => {
+  const ids = idsOf(element.choices);
+  return Array.isArray(value) && value.every((v) => isIdIn(ids, v))
+    ? undefined
+    : 'Expected an array of choice ids';
+};
+
+const expectMatrix: Check = (value, element) => {
+  const rows = idsOf(element.rows);
+  const columns = idsOf(element.columns);
+  const ok =
+    isPlainObject(value) && Object.entries(value).every(([r, c]) => isIdIn(rows, r) && isIdIn(columns, c));
+  return ok ? undefined : 'Expected an object of row id to column id';
+};
+
+const expectStrings: Check = (value) =>
+  Array.isArray(value) && value.every(isString) ? undefined : 'Expected an array of strings';
+
+const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+
+function isRealDate(value: string): boolean {
+  const match = DATE.exec(value);
+  if (!match) return false;
+  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  const daysInMonth = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1];
+  return daysInMonth !== undefined && day >= 1 && day <= daysInMonth;
+}
+
+const expectDate: Check = (value) =>
+  isString(value) && isRealDate(value) ? undefined : 'Expected a date (YYYY-MM-DD)';
+
+/** Lower-case extension of the URL's last path segment, without the dot ('' when there is none). */
+function extensionOf(url: URL): string {
+  const name = url.pathname.slice(url.pathname.lastIndexOf('/') + 1);
+  let decoded = name;
+  try {
+    decoded = decodeURIComponent(name);
+  } catch {
+    // A malformed escape: judge the name as written.
+  }
+  const dot = decoded.lastIndexOf('.');
+  return dot < 0 ? '' : decoded.slice(dot + 1).toLowerCase();
+}
+
+function fileUrlProblem(value: unknown, element: Element): string | undefined {
+  if (!isString(value) || !URL.canParse(value)) return 'Expected a file URL';
+  const url = new URL(value);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'Expected a file URL';
+
+  const allowed = (element.allowedFileExtensions ?? []).map((e) => e.replace(/^\./, '').toLowerCase());
+  const extension = extensionOf(url);
+  if (allowed.length > 0 && !allowed.includes(extension))
+    return extension === ''
+      ? 'A file without a file type is not allowed'
+      : `File type .${extension} is not allowed`;
+
+  // A URL carries no size, so `maxSizeInMB` can only be checked when the uploader put the size in
+  // the URL: a `size` query parameter in bytes. Without it (or when it is not a number) the size is
+  // not checked here: Chorus has no upload endpoint of its own (yet) that could enforce it.
+  const size = Number(url.searchParams.get('size') ?? NaN);
+  if (element.maxSizeInMB !== undefined && Number.isFinite(size) && size > element.maxSizeInMB * BYTES_PER_MB)
+    return `File is larger than ${element.maxSizeInMB} MB`;
+  return undefined;
+}
+
+const expectFiles: Check = (value, element) => {
+  if (!Array.isArray(value)) return fileUrlProblem(value, element);
+  if (element.allowMultipleFiles !== true) return 'Expected a file URL';
+  for (const file of value) {
+    const problem = fileUrlProblem(file, element);
+    if (problem) return problem;
+  }
+  return undefined;
+};
+
+const expectSingleChoice: Check = (value, element) =>
+  isIdIn(idsOf(element.choices), value) ? undefined : 'Expected one of the choice ids';
+
+/** Element type → shape check. Types not listed here accept any value. */
+const CHECKS: ReadonlyMap<string, Check> = new Map<string, Check>([
+  ['text', expectString('Expected a string')],
+  ['openText', expectString('Expected a string')],
+  ['rating', expectNumberBetween((e) => (e.range === undefined ? undefined : { min: 1, max: e.range }))],
+  ['nps', expectNumberBetween(() => ({ min: 0, max: 10 }))],
+  ['multipleChoiceSingle', expectSingleChoice],
+  ['multipleChoiceMulti', expectChoiceIds],
+  ['pictureSelection', expectChoiceIds],
+  ['ranking', expectChoiceIds],
+  ['matrix', expectMatrix],
+  ['fileUpload', expectFiles],
+  ['date', expectDate],
+  ['consent', expectOneOf(['accepted'], 'Expected "accepted"')],
+  ['cta', expectOneOf(['clicked', 'dismissed'], 'Expected "clicked" or "dismissed"')],
+  ['address', expectStrings],
+  ['contactInfo', expectStrings],
+]);
+
+const isUnanswered = (value: unknown): boolean => value === undefined || value === null || value === '';
+
+/**
+ * Problems with the shape of answers in `data` for known questions. Keys of `data` that are not
+ * question ids (hidden fields etc.) are kept and never a problem. An answer of null/undefined/''
+ * is "not answered", not a shape problem.
+ */
+export function answerShapeProblems(
+  questions: readonly Element[],
+  data: Readonly<Record<string, unknown>>,
+): AnswerProblems {
+  // Built with Object.fromEntries so that any question id, even `__proto__`, becomes an own key.
+  return Object.fromEntries(
+    questions.flatMap((question): [string, string][] => {
+      const value = Object.hasOwn(data, question.id) ? data[question.id] : undefined;
+      if (isUnanswered(value)) return [];
+      const problem = CHECKS.get(question.type)?.(value, question);
+      return problem === undefined ? [] : [[question.id, problem]];
+    }),
+  );
+}
+
+/**
+ * For a finished response: every required question must be answered. `answered(id)` says whether
+ * the merged response has an answer for it.
+ */
+export function missingRequiredAnswers(
+  questions: readonly Element[],
+  answered: (questionId: string) => boolean,
+): AnswerProblems {
+  return Object.fromEntries(
+    questions
+      .filter((question) => question.required === true && !answered(question.id))
+      .map((question): [string, string] => [question.id, 'Please fill out this field']),
+  );
+}
+
+/**
+ * True for a value that counts as an answer: a non-empty (after trim) string, a finite number, a
+ * boolean, a non-empty array, a non-empty object.
+ */
+export function isAnswered(value: unknown): boolean {
+  if (isString(value)) return value.trim() !== '';
+  if (typeof value === 'boolean') return true;
+  if (typeof value === 'number') return Number.isFinite(value);
+  if (Array.isArray(value)) return value.length > 0;
+  if (isPlainObject(value)) return Object.keys(value).length > 0;
+  return false;
+}

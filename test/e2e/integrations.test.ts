@@ -1,0 +1,371 @@
+// Finished responses to Slack and Notion, through the real client libraries and local fake
+// providers: OAuth, links, one message/page per response and link, retries, failures, replay.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { call, startTestChorus, type RunningChorus } from '../helpers/chorus.ts';
+import { startFakeSlack, type FakeSlack } from '../helpers/fake-slack.ts';
+import {
+  FAKE_NOTION_FEEDBACK_DATABASE_ID,
+  startFakeNotion,
+  type FakeNotion,
+} from '../helpers/fake-notion.ts';
+import { kafkaWriter } from '../helpers/kafka-writer.ts';
+import { runChorus } from '../helpers/process.ts';
+import { waitFor } from '../helpers/wait.ts';
+import { Delivery, Integration } from '../../src/store/entities.ts';
+import { finishedEventId } from '../../src/events/response-events.ts';
+
+const QUESTIONS = [
+  { id: 'feedback', type: 'openText', headline: 'What do you think?', required: false },
+  { id: 'score', type: 'rating', headline: 'How likely?', required: false, range: 5 },
+  {
+    id: 'plan',
+    type: 'multipleChoiceSingle',
+    headline: 'Plan',
+    required: false,
+    choices: [
+      { id: 'pro', label: { default: 'Pro, yearly' } },
+      { id: 'free', label: 'Free' },
+    ],
+  },
+];
+
+describe('integrations: Slack and Notion', () => {
+  let slack: FakeSlack;
+  let notion: FakeNotion;
+  let app: RunningChorus;
+  let env: string;
+  let key: string;
+  const em = () => app.chorus.orm.em.fork();
+  const api = (method: string, path: string, body?: unknown) =>
+    call(app.baseUrl, method, path, body, { 'x-api-key': key });
+  const newSurvey = () => app.createSurvey({ environmentId: env, name: 'Onboarding', questions: QUESTIONS });
+  const finish = (surveyId: string, data: Record<string, unknown>) =>
+    call(app.baseUrl, 'POST', `/api/v1/client/${env}/responses`, { surveyId, finished: true, data });
+  const deliveriesOf = (responseId: string) => em().find(Delivery, { responseId });
+
+  async function connect(provider: 'slack' | 'notion', code: string) {
+    const start = await fetch(`${app.baseUrl}/api/v1/integrations/${provider}/connect?environmentId=${env}`, {
+      headers: { 'x-api-key': key },
+      redirect: 'manual',
+    });
+    assert.equal(start.status, 302);
+    const location = new URL(start.headers.get('location')!);
+    assert.equal(
+      location.searchParams.get('redirect_uri'),
+      `https://chorus.example/api/v1/integrations/${provider}/callback`,
+    );
+    const state = location.searchParams.get('state')!;
+    const done = await call(
+      app.baseUrl,
+      'GET',
+      `/api/v1/integrations/${provider}/callback?code=${code}&state=${encodeURIComponent(state)}`,
+    );
+    assert.equal(done.status, 200, JSON.stringify(done.body));
+    return { integration: done.body.data, location };
+  }
+
+  before(async () => {
+    slack = await startFakeSlack({ clientId: 'slack-client', clientSecret: 'slack-secret' });
+    notion = await startFakeNotion({ clientId: 'notion-client', clientSecret: 'notion-secret' });
+    app = await startTestChorus('e2e_integrations', {
+      env: {
+        WEBAPP_URL: 'https://chorus.example',
+        ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+        SLACK_CLIENT_ID: 'slack-client',
+        SLACK_CLIENT_SECRET: 'slack-secret',
+        SLACK_API_URL: slack.apiUrl,
+        SLACK_AUTHORIZE_URL: slack.authorizeUrl,
+        NOTION_OAUTH_CLIENT_ID: 'notion-client',
+        NOTION_OAUTH_CLIENT_SECRET: 'notion-secret',
+        NOTION_API_URL: notion.apiUrl,
+        DELIVERY_POLL_MS: '50',
+      },
+    });
+    ({ environmentId: env, apiKey: key } = await app.createEnvironment());
+  });
+  after(async () => {
+    await app?.stop();
+    await slack?.close();
+    await notion?.close();
+  });
+
+  test('OAuth connect redirects with a signed state and the callback stores the token encrypted', async () => {
+    const { integration, location } = await connect(
+      'slack',
+      slack.codes.issue('https://chorus.example/api/v1/integrations/slack/callback'),
+    );
+    assert.equal(location.searchParams.get('client_id'), 'slack-client');
+    assert.match(location.searchParams.get('scope')!, /chat:write/);
+    assert.equal(integration.provider, 'slack');
+    assert.equal(integration.status, 'connected');
+    const row = await em().findOneOrFail(Integration, { id: integration.id });
+    assert.ok(!row.tokenCiphertext.includes(slack.token), 'the token is not stored in clear text');
+
+    const forged = await call(
+      app.baseUrl,
+      'GET',
+      `/api/v1/integrations/slack/callback?code=${slack.codes.issue()}&state=forged.state`,
+    );
+    assert.equal(forged.status, 400);
+    assert.deepEqual(forged.body.details, { state: 'Invalid or expired state' });
+    const noKey = await fetch(`${app.baseUrl}/api/v1/integrations/slack/connect?environmentId=${env}`, {
+      redirect: 'manual',
+    });
+    assert.equal(noKey.status, 401);
+
+    const notionConnected = await connect(
+      'notion',
+      notion.codes.issue('https://chorus.example/api/v1/integrations/notion/callback'),
+    );
+    assert.equal(notionConnected.integration.provider, 'notion');
+  });
+
+  test('channels and databases are listed so a client can choose', async () => {
+    slack.channels = Array.from({ length: 250 }, (_, i) => ({
+      id: `C${i}`,
+      name: `channel-${i}`,
+      is_private: i % 2 === 0,
+    }));
+    const integrations = await api('GET', '/api/v1/management/integrations');
+    const slackId = integrations.body.data.find((i: { provider: string }) => i.provider === 'slack').id;
+    const notionId = integrations.body.data.find((i: { provider: string }) => i.provider === 'notion').id;
+    const channels = await api('GET', `/api/v1/management/integrations/${slackId}/channels`);
+    assert.equal(channels.status, 200);
+    assert.equal(channels.body.data.length, 250, 'all pages followed');
+    const databases = await api('GET', `/api/v1/management/integrations/${notionId}/databases`);
+    assert.equal(databases.status, 200);
+    assert.ok(databases.body.data.length >= 1);
+  });
+
+  async function integrationId(provider: 'slack' | 'notion'): Promise<string> {
+    const list = await api('GET', '/api/v1/management/integrations');
+    return list.body.data.find((i: { provider: string }) => i.provider === provider).id;
+  }
+
+  async function slackLink(surveyId: string, channel = 'C1') {
+    slack.channels = [{ id: channel, name: 'feedback', is_private: false }];
+    const link = await api('POST', `/api/v1/management/integrations/${await integrationId('slack')}/links`, {
+      surveyId,
+      targetId: channel,
+      questionIds: ['feedback', 'plan'],
+    });
+    assert.equal(link.status, 201, JSON.stringify(link.body));
+    return link.body.data;
+  }
+
+  const messagesFor = (marker: string) =>
+    slack.messages.filter((m) => JSON.stringify(m.blocks).includes(marker));
+
+  test('one Slack message per finished response, nothing for a partial one, none again on redelivery', async () => {
+    const surveyId = await newSurvey();
+    await slackLink(surveyId);
+    const partial = await call(app.baseUrl, 'POST', `/api/v1/client/${env}/responses`, {
+      surveyId,
+      finished: false,
+      data: { feedback: 'partial-only' },
+    });
+    const finished = await finish(surveyId, { feedback: 'slack-once', plan: 'pro' });
+    await waitFor(() => messagesFor('slack-once').length === 1, { what: 'the Slack message' });
+    const message = messagesFor('slack-once')[0]!;
+    const texts = (message.blocks as { type: string; text?: { text: string } }[]).map((b) =>
+      b.type === 'divider' ? '---' : b.text?.text,
+    );
+    assert.deepEqual(texts, [
+      'Onboarding',
+      '---',
+      '*What do you think?*',
+      'slack-once',
+      '*Plan*',
+      'Pro, yearly',
+    ]);
+
+    // The same finish announced again (a redelivery of response-events) makes no second message.
+    const { topics, publisher } = kafkaWriter(app.world.env);
+    const responseId: string = finished.body.data.id;
+    await publisher.publish({
+      topic: topics['response-events'],
+      key: responseId,
+      value: JSON.stringify({
+        type: 'response.finished',
+        version: 1,
+        eventId: finishedEventId(responseId),
+        occurredAt: new Date().toISOString(),
+        environmentId: env,
+        responseId,
+        surveyId,
+        response: { id: responseId, data: { feedback: 'slack-once', plan: 'pro' } },
+      }),
+    });
+    await publisher.close();
+    const later = await finish(surveyId, { feedback: 'after-redelivery' });
+    await waitFor(() => messagesFor('after-redelivery').length === 1, { what: 'a later message' });
+    assert.equal(messagesFor('slack-once').length, 1);
+    assert.equal(messagesFor('partial-only').length, 0);
+    assert.equal((await deliveriesOf(partial.body.data.id)).length, 0);
+    // The row is marked delivered just after Slack answered.
+    await waitFor(async () => (await deliveriesOf(later.body.data.id))[0]?.status === 'delivered', {
+      what: 'the delivery marked delivered',
+    });
+  });
+
+  test('Slack down for a while (500s, then 429 with Retry-After): delivered once when it is back', async () => {
+    const surveyId = await newSurvey();
+    await slackLink(surveyId);
+    slack.failNext(3, 'http500', undefined, 'chat.postMessage');
+    slack.failNext(1, 'ratelimited', 1, 'chat.postMessage');
+    const reply = await finish(surveyId, { feedback: 'flaky-slack' });
+    await waitFor(() => messagesFor('flaky-slack').length === 1, {
+      what: 'the message after retries',
+      timeoutMs: 30_000,
+    });
+    const delivery = await waitFor(
+      async () => (await deliveriesOf(reply.body.data.id)).find((d) => d.status === 'delivered'),
+      { what: 'the delivery marked delivered' },
+    );
+    assert.equal(delivery?.attempts, 5);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(messagesFor('flaky-slack').length, 1);
+  });
+
+  test('a permanent failure is visible, dead-lettered, and replayable with the CLI', async () => {
+    const surveyId = await newSurvey();
+    const link = await slackLink(surveyId);
+    slack.failNext(1, 'channel_not_found', undefined, 'chat.postMessage');
+    const reply = await finish(surveyId, { feedback: 'replay-me' });
+    const slackId = await integrationId('slack');
+    const failed = await waitFor(
+      async () => {
+        const list = await api('GET', `/api/v1/management/integrations/${slackId}/deliveries?status=failed`);
+        return list.body.data.find((d: { responseId: string }) => d.responseId === reply.body.data.id);
+      },
+      { what: 'the failed delivery' },
+    );
+    assert.equal(failed.linkId, link.id);
+    assert.match(failed.lastError, /channel_not_found/);
+    assert.equal(messagesFor('replay-me').length, 0);
+
+    const replay = await runChorus(['deliveries', 'replay', '--integration', slackId], app.world.env);
+    assert.equal(replay.code, 0, replay.stderr);
+    assert.match(replay.stdout, /^[1-9]\d* deliveries queued again/);
+    await waitFor(() => messagesFor('replay-me').length === 1, { what: 'the replayed message' });
+  });
+
+  test('a send interrupted by a crash is never repeated on its own, and can be replayed once', async () => {
+    const surveyId = await newSurvey();
+    await slackLink(surveyId);
+    // The first attempt fails (500): the delivery waits for its retry. Then it is made to look like
+    // a send that a crashed worker left behind.
+    slack.failNext(1, 'http500', undefined, 'chat.postMessage');
+    const reply = await finish(surveyId, { feedback: 'crashed-send' });
+    const delivery = await waitFor(
+      async () =>
+        (await deliveriesOf(reply.body.data.id)).find((d) => d.status === 'pending' && d.attempts === 1),
+      { what: 'the delivery waiting for its retry' },
+    );
+    const updated = await em().nativeUpdate(
+      Delivery,
+      { id: delivery.id, status: 'pending' },
+      { status: 'sending', updatedAt: new Date(Date.now() - 10 * 60_000) },
+    );
+    assert.equal(updated, 1);
+    const failed = await waitFor(
+      async () => {
+        const row = await em().findOne(Delivery, { id: delivery.id });
+        return row?.status === 'failed' ? row : undefined;
+      },
+      { what: 'the interrupted delivery to be marked failed' },
+    );
+    assert.match(failed.lastError ?? '', /interrupted/);
+    const before = messagesFor('crashed-send').length;
+    assert.ok(before <= 1, 'sent at most once before the "crash"');
+    if (before === 0) {
+      await runChorus(['deliveries', 'replay', '--integration', await integrationId('slack')], app.world.env);
+      await waitFor(() => messagesFor('crashed-send').length === 1, { what: 'the replayed message' });
+    }
+    assert.equal(messagesFor('crashed-send').length, 1);
+  });
+
+  test('an expired Slack token marks the integration for reconnection', async () => {
+    const surveyId = await newSurvey();
+    await slackLink(surveyId);
+    slack.failNext(1, 'token_expired', undefined, 'chat.postMessage');
+    await finish(surveyId, { feedback: 'expired' });
+    const slackId = await integrationId('slack');
+    await waitFor(
+      async () =>
+        (await api('GET', `/api/v1/management/integrations/${slackId}`)).body.data.status ===
+        'needs_reconnect',
+      {
+        what: 'needs_reconnect',
+      },
+    );
+    // Connecting again restores it.
+    await connect('slack', slack.codes.issue('https://chorus.example/api/v1/integrations/slack/callback'));
+    assert.equal(
+      (await api('GET', `/api/v1/management/integrations/${slackId}`)).body.data.status,
+      'connected',
+    );
+  });
+
+  test('a Notion mapping that does not fit is refused at link time with a clear error', async () => {
+    const surveyId = await newSurvey();
+    const notionId = await integrationId('notion');
+    const refused = await api('POST', `/api/v1/management/integrations/${notionId}/links`, {
+      surveyId,
+      targetId: FAKE_NOTION_FEEDBACK_DATABASE_ID,
+      mapping: [{ questionId: 'score', property: 'Comments' }],
+    });
+    assert.equal(refused.status, 400);
+    assert.equal(refused.body.message, 'The mapping does not fit the Notion database');
+    assert.match(refused.body.details.score, /rating.*Comments.*rich_text.*number/);
+  });
+
+  test('one Notion page per finished response, with the mapped properties, retried through a 429', async () => {
+    const surveyId = await newSurvey();
+    const notionId = await integrationId('notion');
+    const link = await api('POST', `/api/v1/management/integrations/${notionId}/links`, {
+      surveyId,
+      targetId: FAKE_NOTION_FEEDBACK_DATABASE_ID,
+      mapping: [
+        { questionId: 'feedback', property: 'Name' },
+        { questionId: 'score', property: 'Score' },
+        { questionId: 'plan', property: 'Plan' },
+      ],
+    });
+    assert.equal(link.status, 201, JSON.stringify(link.body));
+    notion.failNext(1, 'rate_limited', 1, 'pages');
+    await finish(surveyId, { feedback: 'notion-page', score: 4, plan: 'pro' });
+    const page = await waitFor(
+      () => notion.pages.find((p) => JSON.stringify(p.properties).includes('notion-page')),
+      { what: 'the Notion page', timeoutMs: 30_000 },
+    );
+    assert.deepEqual(page.properties, {
+      Name: { title: [{ text: { content: 'notion-page' } }] },
+      Score: { number: 4 },
+      Plan: { select: { name: 'Pro yearly' } },
+    });
+    assert.equal(notion.pages.filter((p) => JSON.stringify(p.properties).includes('notion-page')).length, 1);
+    assert.ok(notion.requests.every((r) => r.notionVersion === '2022-06-28'));
+  });
+
+  test('deleting an integration removes its links and stops deliveries', async () => {
+    const surveyId = await newSurvey();
+    await slackLink(surveyId);
+    const slackId = await integrationId('slack');
+    const deleted = await api('DELETE', `/api/v1/management/integrations/${slackId}`);
+    assert.equal(deleted.status, 200);
+    assert.equal((await api('GET', `/api/v1/management/integrations/${slackId}`)).status, 404);
+    const reply = await finish(surveyId, { feedback: 'after-delete' });
+    await waitFor(
+      async () => (await api('GET', `/api/v1/management/responses/${reply.body.data.id}`)).status === 200,
+      {
+        what: 'the response stored',
+      },
+    );
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    assert.equal(messagesFor('after-delete').length, 0);
+    assert.ok(messagesFor('slack-once').length === 1, 'messages already created stay');
+  });
+});

@@ -1,0 +1,255 @@
+// Management API for contacts and contact attribute keys, over HTTP with an API key.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { call, startTestChorus, type RunningChorus } from '../helpers/chorus.ts';
+import { kafkaWriter } from '../helpers/kafka-writer.ts';
+import { waitFor } from '../helpers/wait.ts';
+import { AppliedEvent, Contact, Display, QuotaMember, Response } from '../../src/store/entities.ts';
+import { contactIdFor, newId } from '../../src/ids.ts';
+import { contactKey } from '../../src/events/contacts.ts';
+
+describe('management API: contacts and attribute keys', () => {
+  let app: RunningChorus;
+  let env: string;
+  let key: string;
+  let survey: string;
+  const em = () => app.chorus.orm.em.fork();
+  const api = (method: string, path: string, body?: unknown) =>
+    call(app.baseUrl, method, path, body, { 'x-api-key': key });
+  const readContact = (id: string) => api('GET', `/api/v1/management/contacts/${id}`);
+
+  before(async () => {
+    app = await startTestChorus('e2e_mgmt_contacts');
+    ({ environmentId: env, apiKey: key } = await app.createEnvironment());
+    survey = await app.createSurvey({
+      environmentId: env,
+      questions: [{ id: 'q1', type: 'openText', headline: 'Q', required: false }],
+      quotas: [{ id: 'quota_all', limit: 100, action: 'continueSurvey', countPartialSubmissions: true }],
+    });
+  });
+  after(() => app.stop());
+
+  test('the environment form creates and merges contacts by the identify rules; the lists and reads return them', async () => {
+    const created = await api('POST', `/api/v1/environments/${env}/contacts`, {
+      userId: 'erin',
+      attributes: { plan: 'free', email: 'erin@example.com' },
+    });
+    assert.equal(created.status, 200);
+    const id = created.body.data.id;
+    const merged = await api('POST', `/api/v1/environments/${env}/contacts`, {
+      userId: 'erin',
+      attributes: { plan: 'pro' },
+    });
+    assert.equal(merged.body.data.id, id);
+    assert.deepEqual(merged.body.data.attributes, { plan: 'pro', email: 'erin@example.com', userId: 'erin' });
+    const bad = await api('POST', `/api/v1/environments/${env}/contacts`, {
+      userId: 'erin',
+      attributes: { age: 3 },
+    });
+    assert.equal(bad.status, 400);
+    assert.deepEqual(bad.body.details, { 'attributes.age': 'must be a string' });
+
+    const stored = await waitFor(
+      async () => {
+        const reply = await readContact(id);
+        return reply.status === 200 && reply.body.data.attributes.plan === 'pro' ? reply : undefined;
+      },
+      { what: 'the merged contact' },
+    );
+    assert.deepEqual(Object.keys(stored.body.data).sort(), [
+      'attributes',
+      'createdAt',
+      'environmentId',
+      'id',
+      'updatedAt',
+      'userId',
+    ]);
+    const viaEnvironment = await api('GET', `/api/v1/environments/${env}/contacts/${id}`);
+    assert.deepEqual(viaEnvironment.body.data, stored.body.data);
+    const list = await api('GET', '/api/v1/management/contacts?limit=10');
+    assert.equal(list.status, 200);
+    assert.ok(list.body.data.some((c: { id: string }) => c.id === id));
+    assert.equal(list.headers.get('x-total-count'), String(list.body.data.length));
+    assert.equal((await readContact('ctc_missing')).status, 404);
+  });
+
+  test('deleting a contact removes it with its responses, displays and quota counts', async () => {
+    const userId = 'frank';
+    const responses: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const r = await call(app.baseUrl, 'POST', `/api/v1/client/${env}/responses`, {
+        surveyId: survey,
+        finished: true,
+        data: { q1: `r${i}` },
+        userId,
+      });
+      responses.push(r.body.data.id);
+    }
+    const display = await call(app.baseUrl, 'POST', `/api/v1/client/${env}/displays`, {
+      surveyId: survey,
+      userId,
+    });
+    const contactId = contactIdFor(env, userId);
+    await waitFor(
+      async () =>
+        (await em().count(Response, { contactId })) === 2 && (await em().count(Display, { contactId })) === 1,
+      {
+        what: "frank's responses and display",
+      },
+    );
+    assert.equal(await em().count(QuotaMember, { responseId: { $in: responses } }), 2);
+
+    const deleted = await api('DELETE', `/api/v1/environments/${env}/contacts/${contactId}`);
+    assert.equal(deleted.status, 200);
+    assert.deepEqual(deleted.body, { data: { id: contactId, deleted: true } });
+    assert.equal((await readContact(contactId)).status, 404);
+    assert.equal(await em().count(Contact, { id: contactId }), 0);
+    assert.equal(await em().count(Response, { contactId }), 0);
+    assert.equal(await em().count(Display, { id: display.body.data.id }), 0);
+    assert.equal(await em().count(QuotaMember, { responseId: { $in: responses } }), 0);
+    assert.equal((await api('DELETE', `/api/v1/environments/${env}/contacts/${contactId}`)).status, 404);
+  });
+
+  test('events still in flight for a deleted contact do not bring it back; later ones may', async () => {
+    const userId = 'grace';
+    const contactId = contactIdFor(env, userId);
+    await api('POST', `/api/v1/environments/${env}/contacts`, { userId, attributes: { plan: 'free' } });
+    await waitFor(async () => (await readContact(contactId)).status === 200, { what: 'grace' });
+    const beforeDeletion = new Date(Date.now() - 1000).toISOString();
+    assert.equal((await api('DELETE', `/api/v1/environments/${env}/contacts/${contactId}`)).status, 200);
+
+    // Written before the deletion, delivered after it: an identify, a response and a display.
+    const { topics, publisher } = kafkaWriter(app.world.env);
+    const base = { version: 1 as const, occurredAt: beforeDeletion, environmentId: env };
+    const lateResponse = newId('rsp');
+    const lateDisplay = newId('dsp');
+    const lateEvents = [newId('evt'), newId('evt'), newId('evt')];
+    await Promise.all([
+      publisher.publish({
+        topic: topics.contacts,
+        key: contactKey(env, userId),
+        value: JSON.stringify({
+          type: 'contact.identified',
+          ...base,
+          eventId: lateEvents[0],
+          contactId,
+          userId,
+          attributes: { plan: 'pro' },
+        }),
+      }),
+      publisher.publish({
+        topic: topics.responses,
+        key: lateResponse,
+        value: JSON.stringify({
+          type: 'response.created',
+          ...base,
+          eventId: lateEvents[1],
+          responseId: lateResponse,
+          surveyId: survey,
+          finished: true,
+          data: { q1: 'late' },
+          ttc: {},
+          variables: {},
+          meta: {},
+          userId,
+          contactId,
+        }),
+      }),
+      publisher.publish({
+        topic: topics.displays,
+        key: lateDisplay,
+        value: JSON.stringify({
+          type: 'display.created',
+          ...base,
+          eventId: lateEvents[2],
+          displayId: lateDisplay,
+          surveyId: survey,
+          userId,
+          contactId,
+        }),
+      }),
+    ]);
+    // Each processor records the events it has seen, voided ones included.
+    await waitFor(async () => (await em().count(AppliedEvent, { eventId: { $in: lateEvents } })) === 3, {
+      what: 'the three late events to be processed',
+    });
+    assert.equal((await readContact(contactId)).status, 404, 'the contact stays deleted');
+    assert.equal(
+      await em().count(Response, { id: lateResponse }),
+      0,
+      'the late response went with its contact',
+    );
+    assert.equal(await em().count(Display, { id: lateDisplay }), 0, 'the late display went with its contact');
+    await publisher.close();
+
+    const again = await api('POST', `/api/v1/environments/${env}/contacts`, {
+      userId,
+      attributes: { plan: 'enterprise' },
+    });
+    assert.equal(again.status, 200);
+    await waitFor(async () => (await readContact(contactId)).status === 200, {
+      what: 'a new identify after the deletion',
+    });
+  });
+
+  test('attribute keys: create, list, duplicate 409, bad type 400, environment optional for a one-environment key', async () => {
+    const create = (body: unknown) => api('POST', '/api/v1/management/contact-attribute-keys', body);
+    const created = await create({
+      environmentId: env,
+      key: 'tier',
+      type: 'text',
+      name: 'Tier',
+      description: 'Pricing tier',
+    });
+    assert.equal(created.status, 200);
+    assert.deepEqual(Object.keys(created.body.data).sort(), [
+      'createdAt',
+      'description',
+      'environmentId',
+      'id',
+      'key',
+      'name',
+      'type',
+      'updatedAt',
+    ]);
+    assert.equal(created.body.data.environmentId, env);
+    const duplicate = await create({ environmentId: env, key: 'tier', type: 'text' });
+    assert.equal(duplicate.status, 409);
+    assert.equal(duplicate.body.message, 'Attribute key already exists');
+    const implicit = await create({ key: 'signupDate', type: 'date' });
+    assert.equal(implicit.status, 200);
+    assert.equal(implicit.body.data.environmentId, env);
+    const badType = await create({ key: 'x', type: 'color' });
+    assert.equal(badType.status, 400);
+    assert.match(badType.body.details.type, /must be one of text, number, date/);
+    const badKey = await create({ key: '1nvalid key', type: 'text' });
+    assert.equal(badKey.status, 400);
+    const list = await api('GET', '/api/v1/management/contact-attribute-keys');
+    const keys = list.body.data.map((k: { key: string }) => k.key);
+    assert.ok(keys.includes('tier') && keys.includes('signupDate'));
+  });
+
+  test('deleting an attribute key returns it and removes its values from contacts', async () => {
+    const created = await api('POST', '/api/v1/management/contact-attribute-keys', {
+      key: 'region',
+      type: 'text',
+    });
+    const contact = await api('POST', `/api/v1/environments/${env}/contacts`, {
+      userId: 'heidi',
+      attributes: { region: 'eu', plan: 'pro' },
+    });
+    await waitFor(
+      async () => (await readContact(contact.body.data.id)).body.data?.attributes?.region === 'eu',
+      { what: 'heidi' },
+    );
+    const deleted = await api('DELETE', `/api/v1/management/contact-attribute-keys/${created.body.data.id}`);
+    assert.equal(deleted.status, 200);
+    assert.equal(deleted.body.data.key, 'region');
+    const after = await readContact(contact.body.data.id);
+    assert.deepEqual(after.body.data.attributes, { plan: 'pro', userId: 'heidi' });
+    assert.equal(
+      (await api('DELETE', `/api/v1/management/contact-attribute-keys/${created.body.data.id}`)).status,
+      404,
+    );
+  });
+});

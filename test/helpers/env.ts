@@ -1,0 +1,44 @@
+// A private world per test file: its own database, topic prefix and consumer groups on the shared
+// servers that `npm test` brought up.
+import { randomBytes } from 'node:crypto';
+import { DEFAULT_DATABASE_URL } from '../../src/config.ts';
+import { dropDatabase, ensureDatabase, withDatabase } from '../../src/store/database.ts';
+import { createKafka, deleteTopicsWithPrefix } from '../../src/kafka/kafka.ts';
+import { createLogger } from '../../src/logger.ts';
+import { loadConfig } from '../../src/config.ts';
+
+export interface TestWorld {
+  env: NodeJS.ProcessEnv;
+  databaseUrl: string;
+  /** Drops the database (its name says test, so the guard lets it) and deletes the topics. */
+  cleanup(): Promise<void>;
+}
+
+export async function createTestWorld(name: string, overrides: NodeJS.ProcessEnv = {}): Promise<TestWorld> {
+  const tag = `${name.replace(/[^a-z0-9]/gi, '_').toLowerCase()}_${randomBytes(4).toString('hex')}`;
+  const topicPrefix = `test.${tag}.`;
+  const databaseUrl = withDatabase(
+    process.env.CHORUS_TEST_DATABASE_URL ?? DEFAULT_DATABASE_URL,
+    `chorus_test_${tag}`,
+  );
+  await ensureDatabase(databaseUrl);
+  return {
+    databaseUrl,
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      KAFKA_TOPIC_PREFIX: topicPrefix,
+      KAFKA_CONSUMER_GROUP_PREFIX: `test.${tag}`,
+      KAFKA_PARTITIONS: '4',
+      HOST: '127.0.0.1',
+      PORT: '0',
+      LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'fatal',
+      ...overrides,
+    },
+    cleanup: async () => {
+      await dropDatabase(databaseUrl);
+      const config = loadConfig({ ...process.env, ...overrides });
+      await deleteTopicsWithPrefix(createKafka(config.kafka, createLogger('fatal')), topicPrefix);
+    },
+  };
+}

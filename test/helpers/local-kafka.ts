@@ -1,0 +1,53 @@
+// A second, private Kafka broker for tests that stop and restart it (the shared one stays up).
+import { execFile } from 'node:child_process';
+import { createServer } from 'node:net';
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const run = promisify(execFile);
+
+export interface PrivateBroker {
+  brokers: string;
+  up(): Promise<void>;
+  down(): Promise<void>;
+  destroy(): Promise<void>;
+}
+
+/** A port nothing listens on now (two test runs at once must not share a private broker). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+export async function privateBroker(name: string): Promise<PrivateBroker> {
+  const port = await freePort();
+  const controllerPort = await freePort();
+  const home = path.join(root, '.local', `kafka-${name}-${port}`);
+  const env = {
+    ...process.env,
+    CHORUS_KAFKA_HOME: home,
+    CHORUS_KAFKA_PORT: String(port),
+    CHORUS_KAFKA_CONTROLLER_PORT: String(controllerPort),
+    // The jars of the shared broker: fetched once, used by both.
+    CHORUS_KAFKA_LIBS: path.join(root, '.local/kafka/libs'),
+  };
+  const script = (name: string) => run(path.join(root, 'deploy/kafka', name), [], { env });
+  return {
+    brokers: `127.0.0.1:${port}`,
+    up: async () => void (await script('up.sh')),
+    down: async () => void (await script('down.sh')),
+    destroy: async () => {
+      await script('down.sh');
+      await rm(home, { recursive: true, force: true });
+    },
+  };
+}

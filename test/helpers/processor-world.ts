@@ -1,0 +1,46 @@
+// Real Kafka topics and a real database for processor tests, without the HTTP edge.
+import type { Logger } from '../../src/logger.ts';
+import { createLogger } from '../../src/logger.ts';
+import { loadConfig, type Config } from '../../src/config.ts';
+import { createKafka, ensureTopics, topicsFor, type Kafka, type Topics } from '../../src/kafka/kafka.ts';
+import { Publisher } from '../../src/kafka/publisher.ts';
+import { openStore, type Orm } from '../../src/store/orm.ts';
+import { prepareStore } from '../../src/store/prepare.ts';
+import { createTestWorld, type TestWorld } from './env.ts';
+
+export interface ProcessorWorld {
+  world: TestWorld;
+  config: Config;
+  logger: Logger;
+  orm: Orm;
+  kafka: Kafka;
+  topics: Topics;
+  publisher: Publisher;
+  close(): Promise<void>;
+}
+
+export async function createProcessorWorld(name: string): Promise<ProcessorWorld> {
+  const world = await createTestWorld(name);
+  const config = loadConfig(world.env);
+  const logger = createLogger(config.log.level, process.stderr);
+  const orm = await openStore(world.databaseUrl, logger);
+  await prepareStore(orm, logger, { demo: false });
+  const kafka = createKafka(config.kafka, logger);
+  const topics = topicsFor(config.kafka.topicPrefix);
+  await ensureTopics(kafka, topics, config.kafka.partitions);
+  const publisher = new Publisher(kafka, config.kafka, logger);
+  return {
+    world,
+    config,
+    logger,
+    orm,
+    kafka,
+    topics,
+    publisher,
+    close: async () => {
+      await publisher.close();
+      await orm.close();
+      await world.cleanup();
+    },
+  };
+}

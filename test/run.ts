@@ -1,0 +1,54 @@
+// `npm test`: brings up what the tests need (local Kafka, PostgreSQL, Redis, as `chorus start`
+// does), then runs every test file with node's test runner. Each test file makes its own database,
+// topics and consumer groups, so files run in parallel.
+import { spawn } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadConfig } from '../src/config.ts';
+import { createLogger } from '../src/logger.ts';
+import { ensureLocalServices } from '../src/local-services.ts';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+function testFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const full = path.join(dir, name);
+    if (statSync(full).isDirectory()) return testFiles(full);
+    return name.endsWith('.test.ts') ? [path.relative(root, full)] : [];
+  });
+}
+
+const config = loadConfig();
+const local = await ensureLocalServices(config, createLogger('warn', process.stderr));
+const files =
+  process.argv.slice(2).length > 0 ? process.argv.slice(2) : [...testFiles('src'), ...testFiles('test')];
+
+const child = spawn(
+  process.execPath,
+  // --test-force-exit: a file whose tests are done exits even if a client library left a retry
+  // timer behind (kafkajs reconnecting to a broker a test stopped), instead of hanging to the timeout.
+  [
+    '--import',
+    'tsx',
+    '--test',
+    '--test-force-exit',
+    '--test-concurrency=3',
+    '--test-timeout=180000',
+    ...files,
+  ],
+  {
+    cwd: root,
+    stdio: 'inherit',
+    env: {
+      ...process.env,
+      // The tests use these servers; each file creates its own database and topics on them.
+      CHORUS_TEST_DATABASE_URL: local.databaseUrl,
+      KAFKA_BROKERS: config.kafka.brokers.join(','),
+      REDIS_URL: config.redis.url,
+    },
+  },
+);
+const code = await new Promise<number>((resolve) => child.on('close', (c) => resolve(c ?? 1)));
+await local.stop();
+process.exit(code);
