@@ -169,7 +169,7 @@ export const ContactAttributeKey = defineEntity({
     key: p.string(),
     type: p.enum([...ATTRIBUTE_TYPES]).default('text'),
     name: p.string().nullable(),
-    description: p.string().nullable(),
+    description: p.text().nullable(),
     ...timestamps,
   },
 });

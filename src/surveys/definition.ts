@@ -57,7 +57,7 @@ export type QuotaCriterion = Static<typeof QuotaCriterion>;
 
 export const Quota = Type.Object(
   {
-    id: Type.String({ minLength: 1 }),
+    id: Type.String({ minLength: 1, maxLength: 255 }),
     name: Type.Optional(Type.String()),
     limit: Type.Integer({ minimum: 1 }),
     conditions: Type.Optional(

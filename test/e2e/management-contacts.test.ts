@@ -224,6 +224,12 @@ describe('management API: contacts and attribute keys', () => {
     assert.match(badType.body.details.type, /must be one of text, number, date/);
     const badKey = await create({ key: '1nvalid key', type: 'text' });
     assert.equal(badKey.status, 400);
+    const long = await create({ key: 'notes', type: 'text', description: 'x'.repeat(1000) });
+    assert.equal(long.status, 200);
+    assert.equal(long.body.data.description.length, 1000);
+    const tooLong = await create({ key: 'notes2', type: 'text', description: 'x'.repeat(1001) });
+    assert.equal(tooLong.status, 400);
+    assert.ok(tooLong.body.details.description);
     const list = await api('GET', '/api/v1/management/contact-attribute-keys');
     const keys = list.body.data.map((k: { key: string }) => k.key);
     assert.ok(keys.includes('tier') && keys.includes('signupDate'));

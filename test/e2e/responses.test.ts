@@ -59,6 +59,34 @@ describe('client responses end to end', () => {
     });
   });
 
+  test('a PUT cannot set the event envelope: unknown body keys never reach the processor', async () => {
+    const created = await call(app.baseUrl, 'POST', base, { surveyId, finished: false, data: { q1: 'a' } });
+    const id: string = created.body.data.id;
+    const first = await call(app.baseUrl, 'PUT', `${base}/${id}`, { data: { q2: 1 } });
+    assert.equal(first.status, 200);
+    // Keys the processor trusts in a command: were they copied, this update would be skipped as a
+    // redelivery, dead-lettered as an unknown version, or stamped with a forged time.
+    const forged = await call(app.baseUrl, 'PUT', `${base}/${id}`, {
+      data: { q2: 2 },
+      finished: true,
+      eventId: 'evt_forged',
+      version: 2,
+      type: 'response.created',
+      occurredAt: '2000-01-01T00:00:00.000Z',
+      environmentId: 'env_other',
+    });
+    assert.equal(forged.status, 200);
+    const row = await waitFor(
+      async () => {
+        const r = await storedResponse(app.chorus.orm, id);
+        return r?.finished ? r : undefined;
+      },
+      { what: 'the finished response row' },
+    );
+    assert.deepEqual(row.data, { q1: 'a', q2: 2 });
+    assert.ok(row.updatedAt.getUTCFullYear() > 2000);
+  });
+
   test('a PUT after finish is rejected and the stored response is unchanged', async () => {
     const created = await call(app.baseUrl, 'POST', base, {
       surveyId,

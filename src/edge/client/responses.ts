@@ -153,7 +153,14 @@ async function updateResponse(ctx: ClientContext, request: RouteRequest) {
     type: 'response.updated',
     ...envelope(environmentId),
     responseId,
-    ...body,
+    // Named one by one: a body is validated, not cleaned, so spreading it would let a client set
+    // envelope fields (eventId, type, occurredAt) that the processor trusts.
+    finished: body.finished,
+    data: body.data,
+    ttc: body.ttc,
+    variables: body.variables,
+    language: body.language,
+    endingId: body.endingId,
   };
   await ctx.publisher.publish({
     topic: ctx.topics.responses,

@@ -173,6 +173,33 @@ describe('response processor', () => {
     assert.deepEqual(recorded, [], 'a redelivered create is skipped, not rejected as a duplicate');
   });
 
+  test('a backlog batch of 5,000 new responses is applied whole in one transaction', async () => {
+    const handle = batchHandler(responseProcessor, {
+      orm: world.orm,
+      publisher: world.publisher,
+      deadLetterTopic: world.topics['dead-letter'],
+      outputTopic: world.topics['response-events'],
+      logger: world.logger,
+    });
+    const commands = Array.from({ length: 5000 }, (_, i) =>
+      created(`rsp_backlog_${String(i).padStart(4, '0')}`, { data: { q1: i } }),
+    );
+    await handle(
+      commands.map((c, i) => ({
+        topic: world.topics.responses,
+        partition: 0,
+        offset: String(i),
+        key: c.responseId,
+        value: Buffer.from(JSON.stringify(c)),
+        headers: {},
+        trace: {},
+      })),
+      { heartbeat: async () => undefined, isActive: () => true },
+    );
+    const stored = await world.orm.em.fork().count(Response, { id: { $like: 'rsp_backlog_%' } });
+    assert.equal(stored, 5000);
+  });
+
   test('1,000 events for 50 responses, interleaved at random with per-key order, give the rows of sequential application', async () => {
     const perResponse = new Map<string, ResponseCommand[]>();
     for (let r = 0; r < 50; r++) {

@@ -5,6 +5,7 @@ import { Migration20261122010000_client_api } from './Migration20261122010000_cl
 import { Migration20261122020000_management } from './Migration20261122020000_management.ts';
 import { Migration20261122030000_integrations } from './Migration20261122030000_integrations.ts';
 import { Migration20261122040000_delivery_trace } from './Migration20261122040000_delivery_trace.ts';
+import { Migration20261123000000_attribute_key_description } from './Migration20261123000000_attribute_key_description.ts';
 
 export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261122000000_foundation', class: Migration20261122000000_foundation },
@@ -12,4 +13,8 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261122020000_management', class: Migration20261122020000_management },
   { name: 'Migration20261122030000_integrations', class: Migration20261122030000_integrations },
   { name: 'Migration20261122040000_delivery_trace', class: Migration20261122040000_delivery_trace },
+  {
+    name: 'Migration20261123000000_attribute_key_description',
+    class: Migration20261123000000_attribute_key_description,
+  },
 ];
