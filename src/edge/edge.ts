@@ -6,6 +6,7 @@ import type { Logger } from '../logger.ts';
 import type { Publisher } from '../kafka/publisher.ts';
 import type { Topics } from '../kafka/kafka.ts';
 import type { Orm } from '../store/orm.ts';
+import { connected, type Redis } from '../redis.ts';
 import { findContact } from '../store/contacts.ts';
 import { findDisplayStatus } from '../store/displays.ts';
 import { findApiKeyGrant, findEnvironment } from '../store/environments.ts';
@@ -15,15 +16,16 @@ import { findSurveySnapshot } from '../store/surveys.ts';
 import { Directory } from './directory.ts';
 import { errorReply, payloadTooLarge } from './http-errors.ts';
 import { listen } from './http/uws-server.ts';
-import type { HttpHandler } from './http/types.ts';
+import type { HttpHandler, HttpReply } from './http/types.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { traceServerRequest, tracingEnabled } from '../observability/tracing.ts';
 import { createRouter } from './router.ts';
 import { healthRoutes, type HealthChecks } from './health.ts';
-import type { ClientContext } from './client/context.ts';
+import { CORS_HEADERS, type ClientContext } from './client/context.ts';
 import { clientResponseRoutes } from './client/responses.ts';
 import { clientDisplayRoutes } from './client/displays.ts';
 import { clientIdentifyRoutes } from './client/identify.ts';
+import { singleUseIds } from './client/single-use.ts';
 import type { ManagementContext } from './management/context.ts';
 import { managementResponseRoutes } from './management/responses.ts';
 import { managementSurveyRoutes } from './management/surveys.ts';
@@ -53,6 +55,12 @@ function measured(handler: HttpHandler, metrics: Metrics): HttpHandler {
   };
 }
 
+/** Every answer on a client path carries the CORS header (compat notes), even one the router never saw. */
+function withClientCors(path: string, reply: HttpReply): HttpReply {
+  if (!path.startsWith('/api/v1/client/')) return reply;
+  return { ...reply, headers: { ...reply.headers, ...CORS_HEADERS } };
+}
+
 /** Health checks are never traced (spec), nor would a `/metrics` path be. */
 const untraced = (path: string) =>
   path === '/health' || path === '/api/v2/health' || path.startsWith('/metrics');
@@ -70,6 +78,8 @@ export interface EdgeDeps {
   providers: ProviderApis;
   databaseUrl: string;
   orm: Orm;
+  /** Shared state of all edges (single-use id reservations). */
+  redis: Redis;
   publisher: Publisher;
   topics: Topics;
   health: HealthChecks;
@@ -84,6 +94,7 @@ export interface RunningEdge {
 export async function startEdge(deps: EdgeDeps): Promise<RunningEdge> {
   const { orm, logger } = deps;
   const log = logger.child({ component: 'edge' });
+  await connected(deps.redis); // a bounded wait: without Redis the edge still serves (see single-use.ts)
   const em = orm.em;
   const fromStore =
     <A extends unknown[], V>(read: (...args: A) => Promise<V>) =>
@@ -107,8 +118,9 @@ export async function startEdge(deps: EdgeDeps): Promise<RunningEdge> {
     responses: cache((id) => findResponseStatus(em, id), 60_000, 200_000),
     displays: cache((id) => findDisplayStatus(em, id), 60_000),
     contacts: cache((id) => findContact(em, id), 10_000),
-    singleUseTaken: fromStore((surveyId: string, singleUseId: string) =>
-      singleUseIdTaken(em, surveyId, singleUseId),
+    singleUseIds: singleUseIds(
+      deps.redis,
+      fromStore((surveyId: string, singleUseId: string) => singleUseIdTaken(em, surveyId, singleUseId)),
     ),
     publisher: deps.publisher,
     topics: deps.topics,
@@ -145,8 +157,9 @@ export async function startEdge(deps: EdgeDeps): Promise<RunningEdge> {
     host: deps.http.host,
     port: deps.http.port,
     handler,
-    tooLarge: () => errorReply(payloadTooLarge(), log),
-    onError: (error) => errorReply(error, log),
+    // Answered outside the router, so the client routes' CORS header is added here.
+    tooLarge: (request) => withClientCors(request.path, errorReply(payloadTooLarge(), log)),
+    onError: (error, request) => withClientCors(request.path, errorReply(error, log)),
   });
   log.info({ port: server.port }, 'edge listening');
   return {

@@ -138,6 +138,7 @@ export async function startChorus({
         providers,
         databaseUrl,
         orm,
+        redis,
         publisher,
         topics,
         logger,

@@ -224,6 +224,15 @@ describe('client API rules', () => {
     assert.equal((await post({ ...body, surveyId: legacySurvey })).status, 200, 'unique per survey only');
   });
 
+  test('of ten simultaneous submissions of one single-use link, exactly one is accepted', async () => {
+    const body = { surveyId: survey, finished: false, data: {}, singleUseId: 'link-raced' };
+    const replies = await Promise.all(Array.from({ length: 10 }, () => post(body)));
+    const statuses = replies.map((r) => r.status).sort();
+    assert.deepEqual(statuses, [200, 409, 409, 409, 409, 409, 409, 409, 409, 409]);
+    const accepted = replies.find((r) => r.status === 200)!;
+    await waitFor(() => storedResponse(app.chorus.orm, accepted.body.data.id), { what: 'the accepted row' });
+  });
+
   test('a displayId must exist, belong to the survey and not be linked yet', async () => {
     const unknown = await post({ surveyId: survey, finished: false, data: {}, displayId: 'dsp_nope' });
     assert.equal(unknown.status, 400);

@@ -155,6 +155,8 @@ describe('client responses end to end', () => {
       message: 'Payload Too Large',
       details: { error: 'Request body must not exceed 2097152 bytes' },
     });
+    // A widget reads the 413 too: the client routes' CORS header is on it.
+    assert.equal(declared.headers.get('access-control-allow-origin'), '*');
 
     const chunks = new ReadableStream<Uint8Array>({
       start(controller) {
@@ -168,6 +170,7 @@ describe('client responses end to end', () => {
       duplex: 'half',
     });
     assert.equal(streamed.status, 413);
+    assert.equal(streamed.headers.get('access-control-allow-origin'), '*');
     assert.equal(((await streamed.json()) as { code: string }).code, 'payload_too_large');
   });
 

@@ -11,6 +11,7 @@ import type { ResponseStatus } from '../../store/responses.ts';
 import type { SurveySnapshot } from '../../store/surveys.ts';
 import { newId } from '../../ids.ts';
 import type { Directory } from '../directory.ts';
+import type { SingleUseIds } from './single-use.ts';
 import type { Static, TProperties, TSchema } from 'typebox';
 import type { Validator } from 'typebox/compile';
 import type { RouteRequest } from '../router.ts';
@@ -22,7 +23,7 @@ export interface ClientContext {
   responses: Directory<ResponseStatus>;
   displays: Directory<DisplayStatus>;
   contacts: Directory<ContactRecord>;
-  singleUseTaken: (surveyId: string, singleUseId: string) => Promise<boolean>;
+  singleUseIds: SingleUseIds;
   publisher: Publisher;
   topics: Topics;
   trustedProxyHops: number;

@@ -80,7 +80,7 @@ async function createResponse(ctx: ClientContext, request: RouteRequest) {
   const { environmentId, body, survey } = await openSurveyRequest(ctx, request, CreateBody);
   checkAnswers(survey, body.data, body.finished ? (id) => isAnswered(body.data[id]) : undefined);
   if (body.displayId) await requireLinkableDisplay(ctx, body.displayId, survey.id);
-  if (body.singleUseId && (await ctx.singleUseTaken(survey.id, body.singleUseId))) {
+  if (body.singleUseId && !(await ctx.singleUseIds.reserve(survey.id, body.singleUseId))) {
     throw new ChorusError('conflict', 'Response already submitted for this single-use link');
   }
 
@@ -110,11 +110,16 @@ async function createResponse(ctx: ClientContext, request: RouteRequest) {
     userId: body.userId,
     contactId: body.userId === undefined ? undefined : contactIdFor(environmentId, body.userId),
   };
-  await ctx.publisher.publish({
-    topic: ctx.topics.responses,
-    key: responseId,
-    value: JSON.stringify(command),
-  });
+  try {
+    await ctx.publisher.publish({
+      topic: ctx.topics.responses,
+      key: responseId,
+      value: JSON.stringify(command),
+    });
+  } catch (error) {
+    if (body.singleUseId) await ctx.singleUseIds.release(survey.id, body.singleUseId);
+    throw error;
+  }
 
   ctx.responses.set(responseId, {
     environmentId,

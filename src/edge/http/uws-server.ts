@@ -16,9 +16,9 @@ export interface ServerOptions {
   port: number;
   handler: HttpHandler;
   /** The reply for a body over the cap (built by the caller's error mapping). */
-  tooLarge: () => HttpReply;
+  tooLarge: (request: Omit<HttpRequest, 'body'>) => HttpReply;
   /** The reply when the handler itself failed unexpectedly. */
-  onError: (error: unknown) => HttpReply;
+  onError: (error: unknown, request: Omit<HttpRequest, 'body'>) => HttpReply;
 }
 
 const METHODS_WITHOUT_BODY = new Set(['GET', 'HEAD', 'OPTIONS', 'DELETE']);
@@ -58,15 +58,15 @@ export async function listen(options: ServerOptions): Promise<HttpServer> {
     const dispatch = (body: Buffer) => {
       options
         .handler({ ...request, body })
-        .catch((error: unknown) => options.onError(error))
+        .catch((error: unknown) => options.onError(error, request))
         .then(
           (reply) => send(reply),
-          (error: unknown) => send(options.onError(error)),
+          (error: unknown) => send(options.onError(error, request)),
         );
     };
 
     const declared = Number(headers['content-length'] ?? 0);
-    if (declared > MAX_BODY_BYTES) return send(options.tooLarge(), true);
+    if (declared > MAX_BODY_BYTES) return send(options.tooLarge(request), true);
     if (METHODS_WITHOUT_BODY.has(request.method) && !declared && !headers['transfer-encoding']) {
       return dispatch(Buffer.alloc(0));
     }
@@ -76,7 +76,7 @@ export async function listen(options: ServerOptions): Promise<HttpServer> {
     res.onData((chunk, isLast) => {
       if (aborted) return;
       received += chunk.byteLength;
-      if (received > MAX_BODY_BYTES) return send(options.tooLarge(), true);
+      if (received > MAX_BODY_BYTES) return send(options.tooLarge(request), true);
       chunks.push(Buffer.from(chunk.slice(0))); // uWS reuses the chunk's memory after this call
       if (isLast) dispatch(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
     });

@@ -67,7 +67,11 @@ export function managementSurveyRoutes(ctx: ManagementContext): Route[] {
         }
         checkDefinition(body);
         const { environmentId, ...changes } = body;
-        return { status: 200, body: { data: surveyRecord(await updateSurvey(em, survey, changes)) } };
+        const updated = await updateSurvey(em, survey, changes);
+        // Other edges hear of the change through PostgreSQL; this one forgets it before answering,
+        // so the caller's very next request sees it.
+        ctx.client.surveys.delete(survey.id);
+        return { status: 200, body: { data: surveyRecord(updated) } };
       },
     },
     {
@@ -78,6 +82,7 @@ export function managementSurveyRoutes(ctx: ManagementContext): Route[] {
         const record = surveyRecord(survey);
         // Its responses stay: they reference the survey by id, not by a foreign key.
         await em.remove(survey).flush();
+        ctx.client.surveys.delete(survey.id);
         return { status: 200, body: { data: record } };
       },
     },
