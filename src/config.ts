@@ -68,6 +68,8 @@ const Env = Type.Object({
   REDIS_KEY_PREFIX: Type.String({ default: 'chorus:', pattern: '^[A-Za-z0-9:._-]*$' }),
   DELIVERY_POLL_MS: Type.Integer({ default: 500, minimum: 10, maximum: 60_000 }),
   DELIVERY_MAX_ATTEMPTS: Type.Integer({ default: 12, minimum: 1, maximum: 100 }),
+  // Longer than a provider call can take (10 s timeout), so a lease only ever expires on a dead worker.
+  DELIVERY_LEASE_S: Type.Integer({ default: 120, minimum: 15, maximum: 3600 }),
 });
 type Env = Static<typeof Env>;
 
@@ -115,6 +117,8 @@ export interface Config {
       { readonly clientId: string; readonly clientSecret: string; readonly apiUrl: string } | undefined;
     readonly pollMs: number;
     readonly maxAttempts: number;
+    /** Seconds after which a delivery left in `sending` is taken to belong to a crashed worker. */
+    readonly leaseSeconds: number;
   };
   readonly log: { readonly level: Static<typeof LogLevel> };
   /** OpenTelemetry export; undefined (off) unless OTEL_EXPORTER_OTLP_ENDPOINT is set. */
@@ -214,6 +218,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
           : undefined,
       pollMs: e.DELIVERY_POLL_MS,
       maxAttempts: e.DELIVERY_MAX_ATTEMPTS,
+      leaseSeconds: e.DELIVERY_LEASE_S,
     },
     log: { level: level as Config['log']['level'] },
     tracing: e.OTEL_EXPORTER_OTLP_ENDPOINT

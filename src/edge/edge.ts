@@ -115,7 +115,12 @@ export async function startEdge(deps: EdgeDeps): Promise<RunningEdge> {
   const client: ClientContext = {
     environments: cache((id) => findEnvironment(em.fork(), id), 30_000, 10_000),
     surveys,
-    responses: cache((id) => findResponseStatus(em, id), 60_000, 200_000),
+    // A response's quota answers are filtered by its survey's quotas, read through the survey cache.
+    responses: cache(
+      (id) => findResponseStatus(em, id, async (surveyId) => (await surveys.get(surveyId))?.quotas ?? []),
+      60_000,
+      200_000,
+    ),
     displays: cache((id) => findDisplayStatus(em, id), 60_000),
     contacts: cache((id) => findContact(em, id), 10_000),
     singleUseIds: singleUseIds(

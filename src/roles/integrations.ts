@@ -57,6 +57,7 @@ export async function startIntegrations(
         deadLetterTopic: topics['dead-letter'],
         pollMs: config.integrations.pollMs,
         maxAttempts: config.integrations.maxAttempts,
+        leaseSeconds: config.integrations.leaseSeconds,
         metrics,
         logger: deps.logger, // it names itself: component "deliverer"
       })

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { pageOf, type PageRequest } from './pages.ts';
 import { Contact } from './entities.ts';
+import { lockContacts } from './contact-locks.ts';
 
 /** A contact as the API shows it. */
 export interface ContactRecord {
@@ -33,20 +34,32 @@ export function listContacts(em: EntityManager, environmentIds: string[], page: 
 }
 
 /**
- * Deletes a contact with its responses, their quota counts and its displays, and leaves a
- * tombstone so that events still in flight for it (created before now) cannot bring it back.
+ * Deletes a contact with its responses (and their quota counts and deliveries) and its displays,
+ * and leaves a tombstone so that events still in flight for it (created before now) cannot bring
+ * it back. Under the contact's lock (see contact-locks.ts), so no consumer can be between its
+ * tombstone read and its insert for this contact while this runs.
  */
 export async function deleteContact(em: EntityManager, contact: ContactRecord): Promise<void> {
   await em.fork().transactional(async (tx) => {
+    // Lock order: response rows, then the contact. The response processor locks the rows of its
+    // batch before the contacts of its new responses; taking the contact first here and then
+    // waiting for one of those rows would be a cycle (a batch that updates one of this contact's
+    // responses and creates another). A response created meanwhile is committed before we get the
+    // contact's lock, and the deletes below (each a new snapshot) see it.
+    await tx.execute('select id from responses where contact_id = ? order by id for update', [contact.id]);
+    await lockContacts(tx, [contact.id]);
     const deletedAt = new Date();
     await tx.execute(
       'insert into contact_tombstones (contact_id, environment_id, deleted_at) values (?, ?, ?) on conflict (contact_id) do update set deleted_at = excluded.deleted_at',
       [contact.id, contact.environmentId, deletedAt],
     );
-    await tx.execute(
-      'delete from quota_members where response_id in (select id from responses where contact_id = ?)',
-      [contact.id],
-    );
+    // No foreign keys lead from these to `responses`: they go explicitly, before the responses.
+    for (const table of ['quota_members', 'deliveries']) {
+      await tx.execute(
+        `delete from ${table} where response_id in (select id from responses where contact_id = ?)`,
+        [contact.id],
+      );
+    }
     await tx.execute('delete from responses where contact_id = ?', [contact.id]);
     await tx.execute('delete from displays where contact_id = ?', [contact.id]);
     await tx.execute('delete from contacts where id = ?', [contact.id]);

@@ -1,6 +1,8 @@
 // Reads of stored responses used outside the processor.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { pageOf, type PageRequest } from './pages.ts';
+import type { Quota } from '../surveys/definition.ts';
+import { quotaAnswersOf } from '../surveys/quotas.ts';
 import { isAnswered } from '../surveys/validate-answers.ts';
 import { Response } from './entities.ts';
 
@@ -11,9 +13,20 @@ export interface ResponseStatus {
   finished: boolean;
   /** Question ids that have an answer (for the required check when an update finishes it). */
   answered: string[];
+  /**
+   * The answers the survey's quota conditions read (see `quotaAnswersOf`), so that an update is told
+   * `quotaFull` from the merged response, not only from what it sent. Filtered by the quotas known
+   * when the entry was made: a quota added later sees older answers once the entry is reloaded.
+   */
+  quotaAnswers: Record<string, unknown>;
 }
 
-export async function findResponseStatus(em: EntityManager, id: string): Promise<ResponseStatus | undefined> {
+/** `quotasOf` gives the survey's current quotas: only the answers they read are kept. */
+export async function findResponseStatus(
+  em: EntityManager,
+  id: string,
+  quotasOf: (surveyId: string) => Promise<readonly Quota[]>,
+): Promise<ResponseStatus | undefined> {
   const row = await em
     .fork()
     .findOne(Response, { id }, { fields: ['environmentId', 'surveyId', 'finished', 'data'] });
@@ -23,6 +36,7 @@ export async function findResponseStatus(em: EntityManager, id: string): Promise
     surveyId: row.surveyId,
     finished: row.finished,
     answered: Object.keys(row.data).filter((key) => isAnswered(row.data[key])),
+    quotaAnswers: quotaAnswersOf(await quotasOf(row.surveyId), row.data),
   };
 }
 

@@ -27,6 +27,18 @@ export function matchesQuota(quota: Quota, data: Readonly<Record<string, unknown
   return quota.conditions?.connector === 'or' ? results.some(Boolean) : results.every(Boolean);
 }
 
+/**
+ * The answers a survey's quota conditions read, and nothing else: what the edge keeps of a response
+ * to re-check its quotas after an update merges new answers in (whole answers can be megabytes).
+ */
+export function quotaAnswersOf(
+  quotas: readonly Quota[],
+  data: Readonly<Record<string, unknown>>,
+): Record<string, unknown> {
+  const read = new Set(quotas.flatMap((q) => q.conditions?.criteria.map((c) => c.questionId) ?? []));
+  return Object.fromEntries(Object.entries(data).filter(([questionId]) => read.has(questionId)));
+}
+
 /** Whether a response in this state is counted: finished ones always, partial ones if asked. */
 export function countsTowards(quota: Quota, finished: boolean): boolean {
   return finished || quota.countPartialSubmissions === true;

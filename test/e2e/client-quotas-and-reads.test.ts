@@ -83,6 +83,51 @@ describe('quotas, the Formbricks client and management reads', () => {
     assert.equal(await em().count(QuotaMember, { quotaId: 'quota_pro' }), 2, 'never more than the limit');
   });
 
+  test('a PUT that sends only other questions still answers quotaFull from the condition answered at create', async () => {
+    const surveyId = await app.createSurvey({
+      environmentId: env,
+      questions: QUESTIONS,
+      quotas: [
+        {
+          id: 'quota_pro_once',
+          limit: 1,
+          action: 'continueSurvey',
+          conditions: {
+            connector: 'and',
+            criteria: [{ questionId: 'plan', operator: 'equals', value: 'pro' }],
+          },
+        },
+      ],
+    });
+    await respond(surveyId, { feedback: 'first', plan: 'pro' });
+    await waitFor(async () => (await em().count(QuotaMember, { quotaId: 'quota_pro_once' })) === 1, {
+      what: 'the quota filled',
+    });
+    const created = await waitFor(
+      async () => {
+        const reply = await call(app.baseUrl, 'POST', `/api/v1/client/${env}/responses`, {
+          surveyId,
+          finished: false,
+          data: { plan: 'pro' },
+        });
+        return reply.body.data.quotaFull ? reply : undefined;
+      },
+      { what: 'quotaFull on an unfinished create' },
+    );
+    const update = (data: Record<string, unknown>) =>
+      call(app.baseUrl, 'PUT', `/api/v1/client/${env}/responses/${created.body.data.id}`, { data });
+
+    const later = await update({ score: 4 });
+    assert.equal(later.status, 200);
+    assert.deepEqual(later.body.data, {
+      id: created.body.data.id,
+      quotaFull: true,
+      quota: { id: 'quota_pro_once', action: 'continueSurvey' },
+    });
+    const changed = await update({ plan: 'free' });
+    assert.equal(changed.body.data.quotaFull, false, 'a changed answer no longer matches the condition');
+  });
+
   test('the official @formbricks/api client creates and updates responses and creates displays unmodified', async () => {
     const surveyId = await app.createSurvey({ environmentId: env, questions: QUESTIONS });
     const client = new FormbricksAPI({ apiHost: app.baseUrl, environmentId: env });

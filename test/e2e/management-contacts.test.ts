@@ -4,7 +4,9 @@ import assert from 'node:assert/strict';
 import { call, startTestChorus, type RunningChorus } from '../helpers/chorus.ts';
 import { kafkaWriter } from '../helpers/kafka-writer.ts';
 import { waitFor } from '../helpers/wait.ts';
-import { AppliedEvent, Contact, Display, QuotaMember, Response } from '../../src/store/entities.ts';
+import { AppliedEvent, Contact, Delivery, Display, QuotaMember, Response } from '../../src/store/entities.ts';
+import { createLink, saveIntegration } from '../../src/store/integrations.ts';
+import { finishedEventId, type ResponseFinished } from '../../src/events/response-events.ts';
 import { contactIdFor, newId } from '../../src/ids.ts';
 import { contactKey } from '../../src/events/contacts.ts';
 
@@ -190,6 +192,74 @@ describe('management API: contacts and attribute keys', () => {
     await waitFor(async () => (await readContact(contactId)).status === 200, {
       what: 'a new identify after the deletion',
     });
+  });
+
+  test('deleting a contact removes the deliveries of its responses, and a finish still in flight for it makes none', async () => {
+    // A survey linked to an integration: each finished response becomes a delivery. No deliverer
+    // runs here (no encryption key), so deliveries stay where the enqueuer put them.
+    const linked = await app.createSurvey({
+      environmentId: env,
+      questions: [{ id: 'q1', type: 'openText', headline: 'Q', required: false }],
+    });
+    const integration = await saveIntegration(em(), {
+      environmentId: env,
+      provider: 'slack',
+      tokenCiphertext: 'never read in this test',
+      account: {},
+    });
+    await createLink(em(), { integrationId: integration.id, surveyId: linked, targetId: 'C1', mapping: [] });
+    const finish = async (body: Record<string, unknown>) =>
+      (
+        await call(app.baseUrl, 'POST', `/api/v1/client/${env}/responses`, {
+          surveyId: linked,
+          finished: true,
+          data: { q1: 'done' },
+          ...body,
+        })
+      ).body.data.id as string;
+    const userId = 'ivan';
+    const contactId = contactIdFor(env, userId);
+    const ivans = [await finish({ userId }), await finish({ userId })];
+    const anonymous = await finish({});
+    await waitFor(
+      async () => (await em().count(Delivery, { responseId: { $in: [...ivans, anonymous] } })) === 3,
+      { what: 'a delivery for each finished response' },
+    );
+
+    assert.equal((await api('DELETE', `/api/v1/environments/${env}/contacts/${contactId}`)).status, 200);
+    assert.equal(await em().count(Delivery, { responseId: { $in: ivans } }), 0, "ivan's deliveries are gone");
+    assert.equal(await em().count(Delivery, { responseId: anonymous }), 1, 'other deliveries stay');
+
+    // Finished before the deletion, announced after it: it went with the contact.
+    const { topics, publisher } = kafkaWriter(app.world.env);
+    const lateResponse = newId('rsp');
+    const late: ResponseFinished = {
+      type: 'response.finished',
+      version: 1,
+      eventId: finishedEventId(lateResponse),
+      occurredAt: new Date(Date.now() - 1000).toISOString(),
+      environmentId: env,
+      responseId: lateResponse,
+      surveyId: linked,
+      response: { id: lateResponse, surveyId: linked, finished: true, data: { q1: 'late' }, contactId },
+    };
+    await publisher.publish({
+      topic: topics['response-events'],
+      key: lateResponse,
+      value: JSON.stringify(late),
+    });
+    await publisher.close();
+    await waitFor(
+      async () => (await em().count(AppliedEvent, { eventId: `deliveries:${late.eventId}` })) === 1,
+      {
+        what: 'the late finish to be consumed',
+      },
+    );
+    assert.equal(
+      await em().count(Delivery, { responseId: lateResponse }),
+      0,
+      'no delivery for the late finish',
+    );
   });
 
   test('attribute keys: create, list, duplicate 409, bad type 400, environment optional for a one-environment key', async () => {

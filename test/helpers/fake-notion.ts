@@ -1,6 +1,6 @@
 // A local stand-in for Notion's API, for tests that drive the real @notionhq/client at it
 // (`baseUrl: fake.apiUrl`). It answers the calls Chorus makes (POST /v1/oauth/token, POST
-// /v1/search, GET /v1/databases/{id}, POST /v1/pages) the way Notion does: JSON bodies, the
+// /v1/search, GET /v1/databases/{id}, POST /v1/databases/{id}/query, POST /v1/pages) the way Notion does: JSON bodies, the
 // Notion-Version header required, a bearer token, errors as `{object: 'error', status, code,
 // message}` with the matching HTTP status, and page properties checked against the database's
 // property types and Notion's size limits. Failures can be queued with failNext.
@@ -95,6 +95,11 @@ export interface FakeNotion {
   failNext(count: number, how: FakeNotionFailure, retryAfterSeconds?: number, only?: string): void;
   /** The current token stops working: requests with it answer 401 unauthorized. */
   revoke(): void;
+  /**
+   * While set, POST /v1/pages creates the page at once (as Notion does) but holds its answer this
+   * long: a client that dies meanwhile never learns that the page exists.
+   */
+  answerDelayMs: number;
   close(): Promise<void>;
 }
 
@@ -402,6 +407,7 @@ export async function startFakeNotion(
   const codes = new OAuthCodes('fake-notion-code-');
   const failures = new FailureQueue<FakeNotionFailure>();
 
+  const createdTimes = new Map<string, string>();
   const findDatabase = (id: string) => fake.databases.find((db) => bare(db.id) === bare(id));
 
   const oauthToken = (req: IncomingMessage, body: Record<string, unknown>, res: ServerResponse) => {
@@ -510,10 +516,64 @@ export async function startFakeNotion(
     }
     const page: FakeNotionPage = { id: randomUUID(), parent: { database_id: db.id }, properties };
     fake.pages.push(page);
-    return pageObject(page, new Date().toISOString());
+    // Notion keeps created_time to the minute.
+    const created = new Date(Math.floor(Date.now() / 60_000) * 60_000).toISOString();
+    createdTimes.set(page.id, created);
+    return pageObject(page, created);
   };
 
-  const route = (req: IncomingMessage, path: string, body: Record<string, unknown>, res: ServerResponse) => {
+  /** Only the filter Chorus uses: created_time on or after a moment; newest first. */
+  const queryDatabase = (id: string, body: Record<string, unknown>) => {
+    const db = findDatabase(id);
+    if (!db) {
+      throw new NotionError(
+        404,
+        'object_not_found',
+        `Could not find database with ID: ${id}. Make sure the relevant pages and databases are shared with your integration.`,
+      );
+    }
+    const { filter, page_size: pageSize, start_cursor: startCursor } = body;
+    const onOrAfter =
+      isObject(filter) && isObject(filter.created_time) ? filter.created_time.on_or_after : undefined;
+    const since = typeof onOrAfter === 'string' ? onOrAfter : undefined;
+    if (
+      filter !== undefined &&
+      (!isObject(filter) || filter.timestamp !== 'created_time' || since === undefined)
+    ) {
+      throw validation('body.filter should be a created_time timestamp filter with on_or_after.');
+    }
+    const size = pageSize === undefined ? MAX_PAGE_SIZE : pageSize;
+    if (typeof size !== 'number' || !Number.isInteger(size) || size < 1 || size > MAX_PAGE_SIZE) {
+      throw validation(`body.page_size should be ≤ \`${MAX_PAGE_SIZE}\`, instead was \`${show(pageSize)}\`.`);
+    }
+    const matching = fake.pages
+      .filter((p) => bare(p.parent.database_id) === bare(db.id))
+      .filter(
+        (p) => since === undefined || (createdTimes.get(p.id) ?? CREATED) >= new Date(since).toISOString(),
+      )
+      .reverse();
+    const start = typeof startCursor === 'string' ? matching.findIndex((p) => p.id === startCursor) : 0;
+    if (start < 0)
+      throw validation(`body.start_cursor should be a valid cursor, instead was \`${show(startCursor)}\`.`);
+    const end = start + Math.min(size, fake.pageSize ?? MAX_PAGE_SIZE);
+    const next = matching[end];
+    return {
+      object: 'list',
+      results: matching.slice(start, end).map((p) => pageObject(p, createdTimes.get(p.id) ?? CREATED)),
+      next_cursor: next ? next.id : null,
+      has_more: next !== undefined,
+      type: 'page_or_database',
+      page_or_database: {},
+      request_id: randomUUID(),
+    };
+  };
+
+  const route = async (
+    req: IncomingMessage,
+    path: string,
+    body: Record<string, unknown>,
+    res: ServerResponse,
+  ) => {
     if (req.method === 'POST' && path === '/v1/oauth/token') return oauthToken(req, body, res);
 
     const given = bearerToken(req.headers.authorization);
@@ -521,7 +581,15 @@ export async function startFakeNotion(
       throw new NotionError(401, 'unauthorized', 'API token is invalid.');
     }
     if (req.method === 'POST' && path === '/v1/search') return send(res, 200, search(body));
-    if (req.method === 'POST' && path === '/v1/pages') return send(res, 200, createPage(body));
+    if (req.method === 'POST' && path === '/v1/pages') {
+      const page = createPage(body);
+      if (fake.answerDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, fake.answerDelayMs));
+      return send(res, 200, page);
+    }
+    const query = /^\/v1\/databases\/([^/]+)\/query$/.exec(path);
+    if (req.method === 'POST' && query) {
+      return send(res, 200, queryDatabase(decodeURIComponent(query[1] ?? ''), body));
+    }
     const database = /^\/v1\/databases\/([^/]+)$/.exec(path);
     if (req.method === 'GET' && database) {
       const id = decodeURIComponent(database[1] ?? '');
@@ -610,7 +678,7 @@ export async function startFakeNotion(
       }
       if (badJson) throw new NotionError(400, 'invalid_json', 'Error parsing JSON body.');
       if (!isObject(body)) throw validation('body should be an object.');
-      route(req, url.pathname, body, res);
+      await route(req, url.pathname, body, res);
     } catch (error) {
       if (error instanceof NotionError) sendError(res, error);
       else throw error;
@@ -652,6 +720,7 @@ export async function startFakeNotion(
     revoke() {
       token.revoke();
     },
+    answerDelayMs: 0,
     close() {
       return server.close();
     },

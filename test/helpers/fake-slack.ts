@@ -1,6 +1,6 @@
 // A local stand-in for Slack's Web API, for tests that drive the real @slack/web-api client at it
 // (`slackApiUrl: fake.apiUrl`). It answers the calls Chorus makes (oauth.v2.access,
-// users.conversations, chat.postMessage) the way Slack does: form-encoded or JSON POST bodies, a
+// users.conversations, chat.postMessage, conversations.history) the way Slack does: form-encoded or JSON POST bodies, a
 // bearer token, HTTP 200 with `ok: false` for platform errors, 429 with Retry-After for rate
 // limits. Failures can be queued with failNext; everything posted is kept in `messages`.
 import { randomBytes } from 'node:crypto';
@@ -29,6 +29,8 @@ export interface FakeSlackMessage {
   /** The blocks as Slack received them (parsed when they came as a JSON string). */
   blocks: unknown[] | undefined;
   ts: string;
+  /** The message metadata (`{event_type, event_payload}`), when it was posted with one. */
+  metadata?: unknown;
 }
 
 export type FakeSlackFailure =
@@ -72,10 +74,16 @@ export interface FakeSlack {
   failNext(count: number, how: FakeSlackFailure, retryAfterSeconds?: number, method?: string): void;
   /** The current token stops working: calls with it answer `invalid_auth`. */
   revoke(): void;
+  /**
+   * While set, chat.postMessage posts the message at once (as Slack does) but holds its answer this
+   * long: a client that dies meanwhile never learns that the message exists.
+   */
+  answerDelayMs: number;
   close(): Promise<void>;
 }
 
-const SCOPE = 'channels:read,groups:read,chat:write,chat:write.public,chat:write.customize';
+const SCOPE =
+  'channels:read,groups:read,chat:write,chat:write.public,chat:write.customize,channels:history,groups:history';
 const TEAM = { id: 'T0FAKETEAM', name: 'Fake Team' };
 const BOT_USER_ID = 'U0FAKEBOT';
 /** Slack refuses a section text over 3000 characters and a message over 50 blocks. */
@@ -150,10 +158,10 @@ export async function startFakeSlack(
   const failures = new FailureQueue<FakeSlackFailure>();
   let posted = 0;
 
+  /** Seconds since the epoch, then a counter: unique and increasing, comparable with `oldest`. */
   const nextTs = (): string => {
     posted += 1;
-    const micros = posted * 100;
-    return `${1_700_000_000 + Math.floor(micros / 1_000_000)}.${String(micros % 1_000_000).padStart(6, '0')}`;
+    return `${Math.floor(Date.now() / 1000)}.${String(posted % 1_000_000).padStart(6, '0')}`;
   };
 
   /** undefined when the call's token is the current, unrevoked token; else the Slack error. */
@@ -248,13 +256,56 @@ export async function startFakeSlack(
     const name = target.replace(/^#/, '');
     const channel = fake.channels.find((c) => c.id === target || c.name === name);
     if (!channel) return { ok: false, error: 'channel_not_found' };
+    let metadata: unknown = params.metadata;
+    if (typeof metadata === 'string') {
+      try {
+        metadata = JSON.parse(metadata);
+      } catch {
+        return { ok: false, error: 'invalid_metadata_format' };
+      }
+    }
     const ts = nextTs();
-    fake.messages.push({ channel: channel.id, text, blocks: blocks as unknown[] | undefined, ts });
+    fake.messages.push({
+      channel: channel.id,
+      text,
+      blocks: blocks as unknown[] | undefined,
+      ts,
+      ...(metadata === undefined ? {} : { metadata }),
+    });
     return {
       ok: true,
       channel: channel.id,
       ts,
       message: { type: 'message', subtype: 'bot_message', text: text ?? '', ts, bot_id: 'B0FAKEBOT', blocks },
+    };
+  };
+
+  /** Newest first, from `oldest` on; metadata only with include_all_metadata (as Slack does). */
+  const conversationsHistory = (params: Record<string, unknown>) => {
+    const channel = fake.channels.find((c) => c.id === str(params.channel));
+    if (!channel) return { ok: false, error: 'channel_not_found' };
+    const oldest = Number(str(params.oldest) ?? '0');
+    const rawLimit = str(params.limit);
+    const limit = rawLimit === undefined || rawLimit === '' ? 100 : Number(rawLimit);
+    if (!Number.isInteger(limit) || limit < 1) return { ok: false, error: 'invalid_limit' };
+    const cursor = str(params.cursor);
+    const offset = cursor ? decodeCursor(cursor) : 0;
+    if (offset === undefined) return { ok: false, error: 'invalid_cursor' };
+    const withMetadata = ['true', '1', true].includes(params.include_all_metadata as string | boolean);
+    const visible = fake.messages.filter((m) => m.channel === channel.id && Number(m.ts) >= oldest).reverse();
+    const end = offset + Math.min(limit, 999);
+    return {
+      ok: true,
+      messages: visible.slice(offset, end).map((m) => ({
+        type: 'message',
+        subtype: 'bot_message',
+        text: m.text ?? '',
+        ts: m.ts,
+        bot_id: 'B0FAKEBOT',
+        ...(withMetadata && m.metadata !== undefined ? { metadata: m.metadata } : {}),
+      })),
+      has_more: end < visible.length,
+      response_metadata: { next_cursor: end < visible.length ? encodeCursor(end) : '' },
     };
   };
 
@@ -296,16 +347,20 @@ export async function startFakeSlack(
     if (!params) return send(res, 200, { ok: false, error: 'invalid_json' });
 
     if (method === 'oauth.v2.access') return send(res, 200, oauthAccess(req, params));
-    if (method !== 'users.conversations' && method !== 'chat.postMessage') {
-      return send(res, 404, { ok: false, error: 'unknown_method' });
-    }
+    const methods: Record<string, (params: Record<string, unknown>) => unknown> = {
+      'users.conversations': usersConversations,
+      'chat.postMessage': postMessage,
+      'conversations.history': conversationsHistory,
+    };
+    const answer = Object.hasOwn(methods, method) ? methods[method] : undefined;
+    if (!answer) return send(res, 404, { ok: false, error: 'unknown_method' });
     const problem = authProblem(req, params);
     if (problem) return send(res, 200, { ok: false, error: problem });
-    return send(
-      res,
-      200,
-      method === 'users.conversations' ? usersConversations(params) : postMessage(params),
-    );
+    const result = answer(params);
+    if (method === 'chat.postMessage' && fake.answerDelayMs > 0) {
+      await new Promise((resolve) => setTimeout(resolve, fake.answerDelayMs));
+    }
+    return send(res, 200, result);
   };
 
   const server = await startFakeServer(handle, (res, error) => send(res, 500, String(error)));
@@ -334,6 +389,7 @@ export async function startFakeSlack(
     revoke() {
       token.revoke();
     },
+    answerDelayMs: 0,
     close() {
       return server.close();
     },

@@ -8,7 +8,7 @@ import { ID_PATTERN, contactIdFor, newId } from '../../ids.ts';
 import type { ResponseCreated, ResponseUpdated } from '../../events/responses.ts';
 import type { SurveySnapshot } from '../../store/surveys.ts';
 import { answerShapeProblems, isAnswered, missingRequiredAnswers } from '../../surveys/validate-answers.ts';
-import { fullQuotaFor, quotaAnswer } from '../../surveys/quotas.ts';
+import { fullQuotaFor, quotaAnswer, quotaAnswersOf } from '../../surveys/quotas.ts';
 import { buildResponseMeta } from '../request-meta.ts';
 import type { Route, RouteRequest } from '../router.ts';
 import { parseJsonBody, requireId, validateBody } from '../validation.ts';
@@ -126,6 +126,7 @@ async function createResponse(ctx: ClientContext, request: RouteRequest) {
     surveyId: survey.id,
     finished: body.finished,
     answered: Object.keys(body.data).filter((k) => isAnswered(body.data[k])),
+    quotaAnswers: quotaAnswersOf(survey.quotas, body.data),
   });
   if (body.displayId) ctx.displays.set(body.displayId, { surveyId: survey.id, linked: true });
   return { status: 200, body: { data: { id: responseId, ...quotaAnswer(fullQuotaFor(survey, body.data)) } } };
@@ -173,8 +174,18 @@ async function updateResponse(ctx: ClientContext, request: RouteRequest) {
     value: JSON.stringify(command),
   });
 
-  ctx.responses.set(responseId, { ...status, finished: body.finished === true, answered: [...answered] });
-  const quota = survey ? fullQuotaFor(survey, data) : undefined;
+  // Merged as the processor merges `data` (sent keys overwrite): a quota whose condition was
+  // answered by an earlier request still applies to this one.
+  const quotaAnswers = survey
+    ? quotaAnswersOf(survey.quotas, { ...status.quotaAnswers, ...data })
+    : status.quotaAnswers;
+  ctx.responses.set(responseId, {
+    ...status,
+    finished: body.finished === true,
+    answered: [...answered],
+    quotaAnswers,
+  });
+  const quota = survey ? fullQuotaFor(survey, quotaAnswers) : undefined;
   return { status: 200, body: { data: { id: responseId, ...quotaAnswer(quota) } } };
 }
 

@@ -2,13 +2,17 @@
 //
 // Exactly one message or page per response and link: a delivery is claimed by switching it to
 // `sending` in its own committed statement (SKIP LOCKED, so several workers share the queue) before
-// the provider is called, and it is never sent again on its own after that. A provider failure
-// with a definite answer (5xx, 429, unreachable) puts it back to `pending` with a jittered
-// exponential backoff stored in the row (so it survives restarts); a permanent failure (4xx,
-// revoked token) marks it `failed`, writes a dead letter and, for a dead token, marks the
-// integration as needing a reconnect. A worker that died mid-call leaves `sending` behind: after a
-// lease it becomes `failed` ("interrupted"), visible and replayable, because sending it again could
-// post a second message.
+// the provider is called. A provider failure with a definite answer (5xx, 429, unreachable) puts it
+// back to `pending` with a jittered exponential backoff stored in the row (so it survives restarts);
+// a permanent failure (4xx, revoked token) marks it `failed`, writes a dead letter and, for a dead
+// token, marks the integration as needing a reconnect.
+//
+// A worker that died mid-call leaves `sending` behind, and the provider may or may not have the
+// message. After a lease (longer than any provider call) another worker asks the provider: every
+// Slack message carries its delivery id as message metadata, and a Notion page is recognised by its
+// properties among the pages created since the claim. Found: `delivered`. Not there: `pending`, sent
+// again. When the provider cannot tell (no history scope, provider down): `failed`, replayable,
+// because sending blindly could post a second message.
 import type { EntityManager, Orm } from '../../store/orm.ts';
 import { Delivery, Integration, Survey } from '../../store/entities.ts';
 import type { Logger } from '../../logger.ts';
@@ -24,7 +28,8 @@ import type { SlackApi } from '../slack/slack-api.ts';
 import type { NotionApi } from '../notion/notion-api.ts';
 
 const BATCH = 20;
-const LEASE_SECONDS = 120;
+/** Margin for clocks and Notion's minute-rounded created_time when looking for an interrupted send. */
+const LOOKBACK_MS = 2 * 60_000;
 const BASE_DELAY_MS = 1_000;
 const MAX_DELAY_MS = 15 * 60_000;
 
@@ -37,6 +42,7 @@ export interface DelivererDeps {
   deadLetterTopic: string;
   pollMs: number;
   maxAttempts: number;
+  leaseSeconds: number;
   metrics?: Metrics;
   logger: Logger;
 }
@@ -54,7 +60,8 @@ export function startDeliverer(deps: DelivererDeps): RunningDeliverer {
   let timer: NodeJS.Timeout | undefined;
 
   const runOnce = async (): Promise<number> => {
-    await expireLeases(deps.orm.em);
+    const interrupted = await claimInterrupted(deps.orm.em, deps.leaseSeconds);
+    await Promise.all(interrupted.map((row) => recover(deps, row.id, row.claimedAt, log)));
     const claimed = await claimDue(deps.orm.em);
     await Promise.all(claimed.map((id) => deliver(deps, id, log)));
     return claimed.length;
@@ -93,12 +100,65 @@ async function claimDue(em: EntityManager): Promise<string[]> {
   return rows.map((r) => r.id);
 }
 
-async function expireLeases(em: EntityManager): Promise<void> {
-  await em.fork().execute(
-    `update deliveries set status = 'failed', updated_at = now(),
-       last_error = 'interrupted while sending: not sent again automatically, to avoid a duplicate; replay it to resend'
-     where status = 'sending' and updated_at < now() - interval '${LEASE_SECONDS} seconds'`,
+/**
+ * Deliveries whose worker died mid-send (in `sending` past the lease), with the time they were
+ * claimed. Taking them renews the lease, so two workers never look into the same one.
+ */
+async function claimInterrupted(em: EntityManager, leaseSeconds: number) {
+  const rows = await em.fork().execute<{ id: string; claimed_at: Date }[]>(
+    `update deliveries d set updated_at = now()
+     from (select id, updated_at from deliveries
+           where status = 'sending' and updated_at < now() - make_interval(secs => ?)
+           limit ${BATCH} for update skip locked) old
+     where d.id = old.id
+     returning d.id, old.updated_at as claimed_at`,
+    [leaseSeconds],
   );
+  return rows.map((r) => ({ id: r.id, claimedAt: new Date(r.claimed_at) }));
+}
+
+/** Settles an interrupted send by asking the provider whether it arrived. */
+async function recover(deps: DelivererDeps, id: string, claimedAt: Date, log: Logger): Promise<void> {
+  const em = deps.orm.em.fork();
+  const delivery = await em.findOne(Delivery, { id }, { populate: ['link', 'link.integration'] });
+  if (!delivery) return;
+  const integration = delivery.link.integration;
+  try {
+    const outgoing = await prepare(deps, em, delivery);
+    const externalId = await findSent(
+      deps,
+      em,
+      outgoing,
+      delivery,
+      new Date(claimedAt.getTime() - LOOKBACK_MS),
+    );
+    if (externalId) {
+      em.assign(delivery, { status: 'delivered', externalId, lastError: null, updatedAt: new Date() });
+      deps.metrics?.deliveries.inc({ provider: integration.provider, outcome: 'delivered' });
+    } else {
+      em.assign(delivery, {
+        status: 'pending',
+        nextAttemptAt: new Date(),
+        lastError: 'interrupted while sending; the provider has no such message, so it is sent again',
+        updatedAt: new Date(),
+      });
+    }
+    await em.flush();
+    log.info({ deliveryId: id, found: externalId !== undefined }, 'interrupted delivery settled');
+  } catch (error) {
+    const reason = error instanceof ProviderError ? error.failure.reason : (error as Error).message;
+    await recordFailure(
+      deps,
+      em,
+      delivery,
+      integration,
+      {
+        kind: 'permanent',
+        reason: `interrupted while sending, and the provider could not tell whether it arrived (${reason}): not sent again automatically; replay it to resend`,
+      },
+      log,
+    );
+  }
 }
 
 async function deliver(deps: DelivererDeps, id: string, log: Logger): Promise<void> {
@@ -115,7 +175,7 @@ async function deliver(deps: DelivererDeps, id: string, log: Logger): Promise<vo
     },
     async () => {
       try {
-        const externalId = await send(deps, em, delivery);
+        const externalId = await send(deps, await prepare(deps, em, delivery), delivery.id);
         em.assign(delivery, { status: 'delivered', externalId, lastError: null, updatedAt: new Date() });
         await em.flush();
         deps.metrics?.deliveries.inc({ provider: integration.provider, outcome: 'delivered' });
@@ -132,37 +192,82 @@ async function deliver(deps: DelivererDeps, id: string, log: Logger): Promise<vo
   );
 }
 
-/** One call to the provider; returns the id of what it created. */
-async function send(deps: DelivererDeps, em: EntityManager, delivery: Delivery): Promise<string> {
+type SlackMessage = ReturnType<typeof slackMessage>;
+
+/** What one delivery sends, and where. */
+type Outgoing =
+  | { provider: 'slack'; slack: SlackApi; token: string; channel: string; message: SlackMessage }
+  | {
+      provider: 'notion';
+      notion: NotionApi;
+      token: string;
+      databaseId: string;
+      properties: Record<string, unknown>;
+    };
+
+async function prepare(deps: DelivererDeps, em: EntityManager, delivery: Delivery): Promise<Outgoing> {
   const { link } = delivery;
   const survey = await em.findOneOrFail(Survey, { id: link.survey.id });
   const questions = questionsOf({ blocks: survey.blocks });
   const token = decryptToken(deps.encryptionKey, link.integration.tokenCiphertext);
   const data = (delivery.response.data ?? {}) as Record<string, unknown>;
   if (link.integration.provider === 'slack') {
-    const slack = deps.slack;
-    if (!slack) throw new ProviderError({ kind: 'retry', reason: 'Slack is not configured on this worker' });
+    if (!deps.slack)
+      throw new ProviderError({ kind: 'retry', reason: 'Slack is not configured on this worker' });
     const message = slackMessage({
       surveyName: survey.name,
       questions,
       mapped: link.mapping.map((m) => m.questionId),
       data,
     });
-    const sent = await inSpan('slack chat.postMessage', { kind: 'client' }, () =>
-      slack.postMessage(token, link.targetId, message),
-    );
-    return sent.externalId;
+    return { provider: 'slack', slack: deps.slack, token, channel: link.targetId, message };
   }
-  const notion = deps.notion;
-  if (!notion) throw new ProviderError({ kind: 'retry', reason: 'Notion is not configured on this worker' });
+  if (!deps.notion)
+    throw new ProviderError({ kind: 'retry', reason: 'Notion is not configured on this worker' });
   const mapping = link.mapping.map((m) => ({ questionId: m.questionId, property: m.property ?? '' }));
   const types = Object.fromEntries(
     link.mapping.map((m) => [m.property ?? '', { type: m.propertyType ?? 'rich_text' }]),
   );
+  const properties = pageProperties(questions, mapping, types, data);
+  return { provider: 'notion', notion: deps.notion, token, databaseId: link.targetId, properties };
+}
+
+/** One call to the provider; returns the id of what it created. */
+async function send(deps: DelivererDeps, outgoing: Outgoing, deliveryId: string): Promise<string> {
+  if (outgoing.provider === 'slack') {
+    const { slack, token, channel, message } = outgoing;
+    const sent = await inSpan('slack chat.postMessage', { kind: 'client' }, () =>
+      slack.postMessage(token, channel, message, deliveryId),
+    );
+    return sent.externalId;
+  }
+  const { notion, token, databaseId, properties } = outgoing;
   const page = await inSpan('notion pages.create', { kind: 'client' }, () =>
-    notion.createPage(token, link.targetId, pageProperties(questions, mapping, types, data)),
+    notion.createPage(token, databaseId, properties),
   );
   return page.externalId;
+}
+
+/** The id of what an interrupted send created, if the provider has it. */
+async function findSent(
+  deps: DelivererDeps,
+  em: EntityManager,
+  outgoing: Outgoing,
+  delivery: Delivery,
+  since: Date,
+): Promise<string | undefined> {
+  if (outgoing.provider === 'slack') {
+    return outgoing.slack.findMessage(outgoing.token, outgoing.channel, delivery.id, since);
+  }
+  // A page recorded for another delivery of this link is not this one's (two responses may read
+  // alike); only deliveries settled since the claim can have recorded a page created since then.
+  const recorded = await em.find(
+    Delivery,
+    { link: delivery.link, externalId: { $ne: null }, id: { $ne: delivery.id }, updatedAt: { $gte: since } },
+    { fields: ['externalId'] },
+  );
+  const taken = new Set(recorded.map((d) => d.externalId!));
+  return outgoing.notion.findPage(outgoing.token, outgoing.databaseId, outgoing.properties, since, taken);
 }
 
 async function recordFailure(
@@ -211,6 +316,7 @@ async function recordFailure(
     em.assign(integration, { status: 'needs_reconnect', updatedAt: new Date() });
   await em.flush();
   log.warn({ deliveryId: delivery.id, reason }, 'delivery failed');
+  deps.metrics?.kafka.deadLettered.inc({ reason: 'delivery_failed' });
   await deps.publisher.publish({
     topic: deps.deadLetterTopic,
     key: delivery.responseId,

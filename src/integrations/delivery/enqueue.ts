@@ -1,10 +1,14 @@
 // The integrations consumer of `response-events`: each finished response of a linked survey becomes
 // one delivery row per link (unique per response and link), durable before the offset is committed.
-// Sending happens in the deliverer, which retries on its own schedule.
+// Sending happens in the deliverer, which retries on its own schedule. A response whose contact was
+// deleted after it finished went with the contact: an announcement of it still in flight makes no
+// delivery (deleteContact removes the deliveries made before it).
 import { ResponseFinishedCheck, type ResponseFinished } from '../../events/response-events.ts';
 import { newId } from '../../ids.ts';
 import type { Processor } from '../../processors/batch-handler.ts';
 import { claimEvents } from '../../processors/claim-events.ts';
+import { lockContacts } from '../../store/contact-locks.ts';
+import { deletedContacts, voidedByDeletion } from '../../store/contacts.ts';
 
 export const deliveryEnqueuer: Processor<ResponseFinished> = {
   schema: ResponseFinishedCheck,
@@ -16,7 +20,16 @@ export const deliveryEnqueuer: Processor<ResponseFinished> = {
         tx,
         events.map((e) => `deliveries:${e.eventId}`),
       );
-      const todo = events.filter((e) => fresh.has(`deliveries:${e.eventId}`));
+      const claimed = events.filter((e) => fresh.has(`deliveries:${e.eventId}`));
+      if (claimed.length === 0) return;
+      const contactIds = claimed.map(contactOf);
+      // Before the tombstones: a deletion cannot commit between reading them and the insert.
+      await lockContacts(tx, contactIds);
+      const tombstones = await deletedContacts(
+        tx,
+        contactIds.filter((id) => id !== undefined),
+      );
+      const todo = claimed.filter((e) => !voidedByDeletion(tombstones, contactOf(e), e.occurredAt));
       if (todo.length === 0) return;
       const surveyIds = [...new Set(todo.map((e) => e.surveyId))];
       const links = await tx.execute<{ id: string; survey_id: string; integration_id: string }[]>(
@@ -43,6 +56,12 @@ export const deliveryEnqueuer: Processor<ResponseFinished> = {
       );
     }),
 };
+
+/** The contact the finished response is linked to, if any (the response as the processor stored it). */
+function contactOf(event: ResponseFinished): string | undefined {
+  const { contactId } = event.response;
+  return typeof contactId === 'string' ? contactId : undefined;
+}
 
 /** Stored only when there is a trace to continue. */
 function traceContextOf(trace: Readonly<Record<string, string>>): string | null {

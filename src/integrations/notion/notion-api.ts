@@ -1,9 +1,11 @@
 // The only module that imports @notionhq/client. Every request carries Notion-Version 2022-06-28.
 // Calls: POST /v1/oauth/token, POST /v1/search (databases, 100 a page, following cursors),
-// GET /v1/databases/{id} (property types, to check a mapping), POST /v1/pages.
+// GET /v1/databases/{id} (property types, to check a mapping), POST /v1/pages, and
+// POST /v1/databases/{id}/query (to find a page a crashed worker may have created).
 import { APIResponseError, Client, RequestTimeoutError, UnknownHTTPResponseError } from '@notionhq/client';
 import { ProviderError, failureForStatus, type ExchangedToken, type ProviderFailure } from '../failure.ts';
 import { plainText } from '../text.ts';
+import { propertiesSignature } from './properties.ts';
 
 export const NOTION_VERSION = '2022-06-28';
 const RECONNECT = new Set(['unauthorized', 'restricted_resource']);
@@ -80,6 +82,39 @@ export function createNotionApi(config: NotionConfig) {
         client(token).pages.create({ parent: { database_id: databaseId }, properties: properties as never }),
       );
       return { externalId: page.id };
+    },
+
+    /**
+     * A page of the database, created since `since`, whose properties say what `properties` say,
+     * and that is not one of `taken` (pages already recorded for other deliveries).
+     */
+    async findPage(
+      token: string,
+      databaseId: string,
+      properties: Record<string, unknown>,
+      since: Date,
+      taken: ReadonlySet<string>,
+    ) {
+      const names = Object.keys(properties);
+      const wanted = propertiesSignature(properties, names);
+      let cursor: string | undefined;
+      do {
+        const page = await call(() =>
+          client(token).databases.query({
+            database_id: databaseId,
+            // Notion keeps created_time to the minute: the caller's `since` allows for that.
+            filter: { timestamp: 'created_time', created_time: { on_or_after: since.toISOString() } },
+            page_size: 100,
+            start_cursor: cursor,
+          }),
+        );
+        const found = page.results.find(
+          (r) => 'properties' in r && !taken.has(r.id) && propertiesSignature(r.properties, names) === wanted,
+        );
+        if (found) return found.id;
+        cursor = page.has_more && page.next_cursor ? page.next_cursor : undefined;
+      } while (cursor);
+      return undefined;
     },
   };
 }

@@ -221,3 +221,47 @@ export function pageProperties(
   }
   return page;
 }
+
+/**
+ * What a page's properties say, comparable between what Chorus sent (`{title: [{text: {content}}]}`)
+ * and what Notion answers for the page (`{id, type: 'title', title: [{text: {content}, plain_text}]}`):
+ * the text, option names, numbers, dates, URLs of each of `names`. Used to recognise a page that a
+ * crashed worker created before it could record it.
+ */
+export function propertiesSignature(
+  properties: Readonly<Record<string, unknown>>,
+  names: readonly string[],
+): string {
+  const values = [...names].sort().map((name) => {
+    const property = (Object.hasOwn(properties, name) ? properties[name] : undefined) as
+      Record<string, unknown> | undefined;
+    const type = property && Object.keys(property).find((key) => key !== 'id' && key !== 'type');
+    return [name, type ? comparable(type, property[type]) : null];
+  });
+  return JSON.stringify(values);
+}
+
+function comparable(type: string, value: unknown): unknown {
+  const list = (v: unknown) => (Array.isArray(v) ? (v as Record<string, unknown>[]) : []);
+  switch (type) {
+    case 'title':
+    case 'rich_text':
+      return list(value)
+        .map(
+          (t) =>
+            (t.text as { content?: string } | undefined)?.content ??
+            (typeof t.plain_text === 'string' ? t.plain_text : ''),
+        )
+        .join('');
+    case 'select':
+      return (value as { name?: string } | null)?.name ?? null;
+    case 'multi_select':
+      return list(value).map((o) => o.name);
+    case 'date':
+      return (value as { start?: string } | null)?.start ?? null;
+    case 'files':
+      return list(value).map((f) => (f.external as { url?: string } | undefined)?.url ?? f.name);
+    default:
+      return value ?? null; // number, checkbox, email, url, phone_number
+  }
+}

@@ -1,5 +1,5 @@
-// The only module that imports @slack/web-api. Calls: oauth.v2.access, users.conversations and
-// chat.postMessage. The client's own retries are off: the deliverer owns retrying (with backoff
+// The only module that imports @slack/web-api. Calls: oauth.v2.access, users.conversations,
+// chat.postMessage and conversations.history (to find a message a crashed worker may have posted). The client's own retries are off: the deliverer owns retrying (with backoff
 // that survives restarts), so every failure comes back here, classified.
 import { ErrorCode, WebClient, type WebAPICallError } from '@slack/web-api';
 import { ProviderError, failureForStatus, type ExchangedToken, type ProviderFailure } from '../failure.ts';
@@ -11,7 +11,14 @@ export const SLACK_SCOPES = [
   'chat:write',
   'chat:write.public',
   'chat:write.customize',
+  // Beyond the reference's scopes: reading a channel's recent messages lets Chorus confirm, after a
+  // crash mid-send, whether a message arrived, instead of leaving it for a manual replay.
+  'channels:history',
+  'groups:history',
 ];
+
+/** The metadata event every delivery message carries: its delivery id, so that it can be found. */
+const DELIVERY_EVENT = 'chorus_delivery';
 
 /** Errors Slack answers when the token no longer works: the user must connect again. */
 const RECONNECT = new Set([
@@ -94,11 +101,44 @@ export function createSlackApi(config: SlackConfig) {
       return channels;
     },
 
-    async postMessage(token: string, channel: string, message: { text: string; blocks: SlackBlock[] }) {
+    async postMessage(
+      token: string,
+      channel: string,
+      message: { text: string; blocks: SlackBlock[] },
+      deliveryId: string,
+    ) {
       const result = await call(() =>
-        client(token).chat.postMessage({ channel, text: message.text, blocks: message.blocks }),
+        client(token).chat.postMessage({
+          channel,
+          text: message.text,
+          blocks: message.blocks,
+          metadata: { event_type: DELIVERY_EVENT, event_payload: { delivery_id: deliveryId } },
+        }),
       );
       return { externalId: result.ts ?? '' };
+    },
+
+    /** The `ts` of this delivery's message if it was posted to the channel since `since`. */
+    async findMessage(token: string, channel: string, deliveryId: string, since: Date) {
+      let cursor: string | undefined;
+      do {
+        const page = await call(() =>
+          client(token).conversations.history({
+            channel,
+            oldest: (since.getTime() / 1000).toFixed(6),
+            include_all_metadata: true,
+            limit: 200,
+            cursor,
+          }),
+        );
+        const found = page.messages?.find((m) => {
+          const payload = m.metadata?.event_type === DELIVERY_EVENT ? m.metadata.event_payload : undefined;
+          return payload !== undefined && 'delivery_id' in payload && payload.delivery_id === deliveryId;
+        });
+        if (found?.ts) return found.ts;
+        cursor = page.response_metadata?.next_cursor || undefined;
+      } while (cursor);
+      return undefined;
     },
   };
 }

@@ -6,6 +6,7 @@ import { claimEvents } from '../claim-events.ts';
 import { newId } from '../../ids.ts';
 import { ATTRIBUTE_KEY_PATTERN } from '../../store/entities.ts';
 import { deletedContacts, voidedByDeletion } from '../../store/contacts.ts';
+import { lockContacts } from '../../store/contact-locks.ts';
 
 export const contactProcessor: Processor<ContactCommand> = {
   schema: ContactCommandCheck,
@@ -16,7 +17,10 @@ export const contactProcessor: Processor<ContactCommand> = {
         tx,
         commands.map((c) => c.eventId),
       );
-      const tombstones = await deletedContacts(tx, [...new Set(commands.map((c) => c.contactId))]);
+      const contactIds = [...new Set(commands.map((c) => c.contactId))];
+      // Before the tombstones: a deletion cannot commit between reading them and the upsert.
+      await lockContacts(tx, contactIds);
+      const tombstones = await deletedContacts(tx, contactIds);
       // Fold each contact's identifies of this batch, in order: one upsert per contact.
       const folded = new Map<string, ContactCommand>();
       for (const command of commands) {

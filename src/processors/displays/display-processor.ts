@@ -4,6 +4,7 @@ import { DisplayCreatedCheck, type DisplayCreated } from '../../events/displays.
 import type { Processor } from '../batch-handler.ts';
 import { claimEvents } from '../claim-events.ts';
 import { deletedContacts, ensureContacts, voidedByDeletion } from '../../store/contacts.ts';
+import { lockContacts } from '../../store/contact-locks.ts';
 
 export const displayProcessor: Processor<DisplayCreated> = {
   schema: DisplayCreatedCheck,
@@ -14,10 +15,10 @@ export const displayProcessor: Processor<DisplayCreated> = {
         tx,
         events.map((e) => e.eventId),
       );
-      const tombstones = await deletedContacts(
-        tx,
-        events.flatMap((e) => (e.contactId ? [e.contactId] : [])),
-      );
+      const contactIds = events.flatMap((e) => (e.contactId ? [e.contactId] : []));
+      // Before the tombstones: a deletion cannot commit between reading them and the insert.
+      await lockContacts(tx, contactIds);
+      const tombstones = await deletedContacts(tx, contactIds);
       // A display of a contact deleted after it was shown went with the contact.
       const todo = events.filter(
         (e) => fresh.delete(e.eventId) && !voidedByDeletion(tombstones, e.contactId, e.occurredAt),

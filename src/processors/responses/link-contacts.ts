@@ -6,6 +6,7 @@ import type { EntityManager } from '../../store/orm.ts';
 import type { ResponseCreated } from '../../events/responses.ts';
 import type { ResponseState } from './merge-response.ts';
 import { deletedContacts, ensureContacts, voidedByDeletion } from '../../store/contacts.ts';
+import { lockContacts } from '../../store/contact-locks.ts';
 
 /** Returns the ids of responses whose contact was deleted after they were sent: they are void. */
 export async function linkContacts(
@@ -14,10 +15,11 @@ export async function linkContacts(
 ): Promise<Set<string>> {
   const withContact = created.filter((c) => c.command.contactId && c.command.userId);
   if (withContact.length === 0) return new Set();
-  const tombstones = await deletedContacts(
-    tx,
-    withContact.map((c) => c.command.contactId!),
-  );
+  const contactIds = withContact.map((c) => c.command.contactId!);
+  // Before the tombstones: a deletion cannot commit between reading them and linking. (The rows of
+  // the batch are locked before this; deleteContact takes the same two locks in the same order.)
+  await lockContacts(tx, contactIds);
+  const tombstones = await deletedContacts(tx, contactIds);
   const voided = new Set(
     withContact
       .filter((c) => voidedByDeletion(tombstones, c.command.contactId, c.command.occurredAt))

@@ -1,0 +1,283 @@
+// Deleting a contact while a consumer is applying an event for it, against a real PostgreSQL. The
+// race is driven deterministically: the consumer's transaction is stopped just before it writes
+// (after it has read the tombstones), the deletion is started, and the consumer is let go once the
+// deletion has either finished or is waiting for the consumer's contact lock. Either way, nothing
+// may be left of the contact afterwards.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { ContactIdentified } from '../events/contacts.ts';
+import type { DisplayCreated } from '../events/displays.ts';
+import type { ResponseCreated, ResponseUpdated } from '../events/responses.ts';
+import type { ResponseFinished } from '../events/response-events.ts';
+import { contactIdFor, newId } from '../ids.ts';
+import { deliveryEnqueuer } from '../integrations/delivery/enqueue.ts';
+import { deleteContact, findContact, type ContactRecord } from '../store/contacts.ts';
+import { Contact, Delivery, Display, Response } from '../store/entities.ts';
+import { createEnvironment } from '../store/environments.ts';
+import { createLink, saveIntegration } from '../store/integrations.ts';
+import type { EntityManager } from '../store/orm.ts';
+import { createSurvey } from '../store/surveys.ts';
+import { createProcessorWorld, type ProcessorWorld } from '../../test/helpers/processor-world.ts';
+import { waitFor } from '../../test/helpers/wait.ts';
+import { contactProcessor } from './contacts/contact-processor.ts';
+import { displayProcessor } from './displays/display-processor.ts';
+import { applyCommands } from './responses/apply-commands.ts';
+
+const ignoreEffects = { reject: async () => undefined, publish: async () => undefined, traceOf: () => ({}) };
+/** Sent a moment ago: still in flight when the contact is deleted. */
+const aMomentAgo = () => new Date(Date.now() - 1000).toISOString();
+
+/**
+ * `em` as it is, except that the first statement (in any fork or transaction of it) matching
+ * `pattern` waits until `resume` is called: a breakpoint inside a consumer's transaction.
+ */
+function breakBefore(em: EntityManager, pattern: RegExp) {
+  let reach!: () => void;
+  let resume!: () => void;
+  const reached = new Promise<void>((resolve) => (reach = resolve));
+  const resumed = new Promise<void>((resolve) => (resume = resolve));
+  let hit = false;
+  const wrap = (target: EntityManager): EntityManager =>
+    new Proxy(target, {
+      get(t, property) {
+        if (property === 'fork') return (...args: Parameters<EntityManager['fork']>) => wrap(t.fork(...args));
+        if (property === 'transactional')
+          return <T>(work: (tx: EntityManager) => Promise<T>) => t.transactional((tx) => work(wrap(tx)));
+        if (property === 'execute')
+          return async (...args: Parameters<EntityManager['execute']>) => {
+            if (!hit && typeof args[0] === 'string' && pattern.test(args[0])) {
+              hit = true;
+              reach();
+              await resumed;
+            }
+            return t.execute(...args);
+          };
+        const value: unknown = Reflect.get(t, property, t);
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(t) : value;
+      },
+    });
+  return { em: wrap(em), reached, resume };
+}
+
+describe('deleting a contact while a consumer applies an event for it', () => {
+  let world: ProcessorWorld;
+  let environmentId: string;
+  let surveyId: string;
+  const em = () => world.orm.em.fork();
+
+  before(async () => {
+    world = await createProcessorWorld('contact_deletion');
+    ({ environmentId } = await createEnvironment(em(), { plan: 'enterprise', name: 'contact deletion' }));
+    surveyId = (await createSurvey(em(), { environmentId, status: 'inProgress' })).id;
+  });
+  after(() => world.close());
+
+  /** A stored contact of the test environment. */
+  async function storedContact(userId: string): Promise<ContactRecord> {
+    const contactId = contactIdFor(environmentId, userId);
+    await contactProcessor.apply(world.orm.em, [identify(contactId, userId, aMomentAgo())], ignoreEffects);
+    const contact = await findContact(world.orm.em, contactId);
+    assert.ok(contact, `${userId} is stored`);
+    return contact;
+  }
+
+  /** How many backends of this database wait for a lock (the consumer's, here: nothing else runs). */
+  async function waitingForLocks(): Promise<number> {
+    const [row] = await em().execute<[{ n: number }]>(
+      `select count(*)::int as n from pg_stat_activity
+       where datname = current_database() and wait_event_type = 'Lock'`,
+    );
+    return row.n;
+  }
+
+  /**
+   * Runs `apply` (with the EntityManager it must use) until just before its first statement that
+   * matches `writes`, deletes `contact` meanwhile, then lets `apply` finish.
+   */
+  async function deleteWhileApplying(
+    contact: ContactRecord,
+    writes: RegExp,
+    apply: (em: EntityManager) => Promise<void>,
+  ): Promise<{ deletionWaitedForTheConsumer: boolean }> {
+    const breakpoint = breakBefore(world.orm.em, writes);
+    const applying = apply(breakpoint.em);
+    await Promise.race([
+      breakpoint.reached,
+      applying.then(() => {
+        throw new Error(`the consumer finished without reaching ${writes}`);
+      }),
+    ]);
+    let deleted = false;
+    const deleting = deleteContact(world.orm.em, contact).finally(() => (deleted = true));
+    // Without a shared lock the deletion simply finishes here; with it, it waits for the consumer.
+    const waited = await waitFor(
+      async () => (deleted ? 'finished' : (await waitingForLocks()) > 0 ? 'waiting' : undefined),
+      { what: 'the deletion to finish or to wait for the consumer' },
+    );
+    breakpoint.resume();
+    await Promise.all([applying, deleting]);
+    return { deletionWaitedForTheConsumer: waited === 'waiting' };
+  }
+
+  test('a contact deleted while an identify for it is being applied is not brought back', async () => {
+    const contact = await storedContact('ada');
+    const { deletionWaitedForTheConsumer } = await deleteWhileApplying(
+      contact,
+      /insert into contacts/,
+      (em) =>
+        contactProcessor.apply(
+          em,
+          [identify(contact.id, 'ada', aMomentAgo(), { plan: 'pro' })],
+          ignoreEffects,
+        ),
+    );
+    assert.equal(await em().count(Contact, { id: contact.id }), 0, 'the contact stays deleted');
+    assert.ok(deletionWaitedForTheConsumer, 'the deletion waited for the identify being applied');
+  });
+
+  test('a response created while its contact is deleted leaves neither the contact nor the response behind', async () => {
+    const contact = await storedContact('bob');
+    const responseId = newId('rsp');
+    await deleteWhileApplying(contact, /insert into contacts/, (em) =>
+      applyCommands(em, [responseCreated(responseId, contact, aMomentAgo())], ignoreEffects),
+    );
+    assert.equal(await em().count(Contact, { id: contact.id }), 0, 'the contact stays deleted');
+    assert.equal(await em().count(Response, { contactId: contact.id }), 0, 'no response points to it');
+  });
+
+  test('a deletion racing a batch that updates one response of the contact and creates another does not deadlock', async () => {
+    const contact = await storedContact('eve');
+    const [first, second] = [newId('rsp'), newId('rsp')];
+    await applyCommands(world.orm.em, [responseCreated(first, contact, aMomentAgo())], ignoreEffects);
+    // Stopped holding the row of `first` and about to take the contact's lock: had the deletion
+    // taken the contact's lock first and then waited for that row, neither could go on.
+    await deleteWhileApplying(contact, /pg_advisory_xact_lock/, (em) =>
+      applyCommands(
+        em,
+        [
+          responseUpdated(first, aMomentAgo(), { data: { q1: 'edited' } }),
+          responseCreated(second, contact, aMomentAgo()),
+        ],
+        ignoreEffects,
+      ),
+    );
+    assert.equal(await em().count(Contact, { id: contact.id }), 0, 'the contact stays deleted');
+    assert.equal(
+      await em().count(Response, { id: { $in: [first, second] } }),
+      0,
+      'both responses went with it',
+    );
+  });
+
+  test('a display recorded while its contact is deleted leaves neither the contact nor the display behind', async () => {
+    const contact = await storedContact('cleo');
+    const displayId = newId('dsp');
+    await deleteWhileApplying(contact, /insert into contacts/, (em) =>
+      displayProcessor.apply(em, [displayCreated(displayId, contact, aMomentAgo())], ignoreEffects),
+    );
+    assert.equal(await em().count(Contact, { id: contact.id }), 0, 'the contact stays deleted');
+    assert.equal(await em().count(Display, { contactId: contact.id }), 0, 'no display points to it');
+  });
+
+  test('a finished response queued for delivery while its contact is deleted leaves no delivery behind', async () => {
+    const integration = await saveIntegration(em(), {
+      environmentId,
+      provider: 'slack',
+      tokenCiphertext: 'never read: no deliverer runs here',
+      account: {},
+    });
+    await createLink(em(), { integrationId: integration.id, surveyId, targetId: 'C1', mapping: [] });
+    const contact = await storedContact('dan');
+    const responseId = newId('rsp');
+    const finished: ResponseFinished[] = [];
+    await applyCommands(
+      world.orm.em,
+      [responseCreated(responseId, contact, aMomentAgo(), { finished: true })],
+      {
+        ...ignoreEffects,
+        publish: async (events) =>
+          void finished.push(...events.map((e) => JSON.parse(e.value) as ResponseFinished)),
+      },
+    );
+    assert.equal(finished.length, 1, 'the response processor announced the finished response');
+
+    await deleteWhileApplying(contact, /insert into deliveries/, (em) =>
+      deliveryEnqueuer.apply(em, finished, ignoreEffects),
+    );
+    assert.equal(await em().count(Response, { id: responseId }), 0, 'the response went with its contact');
+    assert.equal(await em().count(Delivery, { responseId }), 0, 'no delivery of it is left');
+  });
+
+  function identify(
+    contactId: string,
+    userId: string,
+    occurredAt: string,
+    attributes: Record<string, string> = {},
+  ): ContactIdentified {
+    return {
+      type: 'contact.identified',
+      version: 1,
+      eventId: newId('evt'),
+      occurredAt,
+      environmentId,
+      contactId,
+      userId,
+      attributes,
+    };
+  }
+
+  function responseCreated(
+    responseId: string,
+    contact: ContactRecord,
+    occurredAt: string,
+    overrides: Partial<ResponseCreated> = {},
+  ): ResponseCreated {
+    return {
+      type: 'response.created',
+      version: 1,
+      eventId: newId('evt'),
+      occurredAt,
+      environmentId,
+      responseId,
+      surveyId,
+      finished: false,
+      data: {},
+      ttc: {},
+      variables: {},
+      meta: {},
+      userId: contact.userId,
+      contactId: contact.id,
+      ...overrides,
+    };
+  }
+
+  function responseUpdated(
+    responseId: string,
+    occurredAt: string,
+    overrides: Partial<ResponseUpdated> = {},
+  ): ResponseUpdated {
+    return {
+      type: 'response.updated',
+      version: 1,
+      eventId: newId('evt'),
+      occurredAt,
+      environmentId,
+      responseId,
+      ...overrides,
+    };
+  }
+
+  function displayCreated(displayId: string, contact: ContactRecord, occurredAt: string): DisplayCreated {
+    return {
+      type: 'display.created',
+      version: 1,
+      eventId: newId('evt'),
+      occurredAt,
+      environmentId,
+      displayId,
+      surveyId,
+      userId: contact.userId,
+      contactId: contact.id,
+    };
+  }
+});

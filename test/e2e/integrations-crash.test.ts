@@ -1,0 +1,186 @@
+// The integrations process killed (SIGKILL) while its Slack and Notion calls are in flight: the
+// providers have created what it sent, but it never heard back. A new process settles each
+// interrupted delivery by asking the provider, so every finished response still ends as exactly one
+// message and one page.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { createLogger } from '../../src/logger.ts';
+import { startChorus, type Chorus } from '../../src/roles/start.ts';
+import { createEnvironment } from '../../src/store/environments.ts';
+import { createSurvey } from '../../src/store/surveys.ts';
+import { Delivery } from '../../src/store/entities.ts';
+import { call } from '../helpers/chorus.ts';
+import { createTestWorld, type TestWorld } from '../helpers/env.ts';
+import {
+  FAKE_NOTION_FEEDBACK_DATABASE_ID,
+  startFakeNotion,
+  type FakeNotion,
+} from '../helpers/fake-notion.ts';
+import { startFakeSlack, type FakeSlack } from '../helpers/fake-slack.ts';
+import { startChorusProcess } from '../helpers/process.ts';
+import { waitFor } from '../helpers/wait.ts';
+
+const QUESTIONS = [
+  { id: 'feedback', type: 'openText', headline: 'What do you think?', required: false },
+  { id: 'score', type: 'rating', headline: 'How likely?', required: false, range: 5 },
+];
+const CHANNEL = 'C0CRASH';
+
+describe('integrations: a crash of the integrations process mid-send', () => {
+  let slack: FakeSlack;
+  let notion: FakeNotion;
+  let world: TestWorld;
+  let edge: Chorus;
+  let processor: Chorus;
+  let baseUrl: string;
+  let env: string;
+  let key: string;
+  let surveyId: string;
+  const api = (method: string, path: string, body?: unknown) =>
+    call(baseUrl, method, path, body, { 'x-api-key': key });
+
+  async function connect(provider: 'slack' | 'notion', code: string): Promise<string> {
+    const start = await fetch(`${baseUrl}/api/v1/integrations/${provider}/connect?environmentId=${env}`, {
+      headers: { 'x-api-key': key },
+      redirect: 'manual',
+    });
+    const state = new URL(start.headers.get('location')!).searchParams.get('state')!;
+    const done = await call(
+      baseUrl,
+      'GET',
+      `/api/v1/integrations/${provider}/callback?code=${code}&state=${encodeURIComponent(state)}`,
+    );
+    assert.equal(done.status, 200, JSON.stringify(done.body));
+    return done.body.data.id;
+  }
+
+  before(async () => {
+    slack = await startFakeSlack({ clientId: 'slack-client', clientSecret: 'slack-secret' });
+    slack.channels = [{ id: CHANNEL, name: 'feedback', is_private: false }];
+    notion = await startFakeNotion({ clientId: 'notion-client', clientSecret: 'notion-secret' });
+    world = await createTestWorld('e2e_integrations_crash', {
+      WEBAPP_URL: 'https://chorus.example',
+      ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+      SLACK_CLIENT_ID: 'slack-client',
+      SLACK_CLIENT_SECRET: 'slack-secret',
+      SLACK_API_URL: slack.apiUrl,
+      SLACK_AUTHORIZE_URL: slack.authorizeUrl,
+      NOTION_OAUTH_CLIENT_ID: 'notion-client',
+      NOTION_OAUTH_CLIENT_SECRET: 'notion-secret',
+      NOTION_API_URL: notion.apiUrl,
+      DELIVERY_POLL_MS: '50',
+      DELIVERY_LEASE_S: '15',
+    });
+    // Edge and processor here; the integrations role in child processes that the test kills.
+    const logger = createLogger('fatal');
+    edge = await startChorus({ role: 'edge', env: world.env, localServices: false, logger });
+    processor = await startChorus({ role: 'processor', env: world.env, localServices: false, logger });
+    baseUrl = `http://127.0.0.1:${edge.port}`;
+    ({ environmentId: env, apiKey: key } = await createEnvironment(edge.orm.em.fork(), {
+      plan: 'enterprise',
+      name: 'crash',
+    }));
+    surveyId = (
+      await createSurvey(edge.orm.em.fork(), {
+        environmentId: env,
+        name: 'Crash course',
+        status: 'inProgress',
+        questions: QUESTIONS,
+      })
+    ).id;
+    const slackId = await connect('slack', slack.codes.issue());
+    const notionId = await connect('notion', notion.codes.issue());
+    const links = [
+      await api('POST', `/api/v1/management/integrations/${slackId}/links`, {
+        surveyId,
+        targetId: CHANNEL,
+        questionIds: ['feedback', 'score'],
+      }),
+      await api('POST', `/api/v1/management/integrations/${notionId}/links`, {
+        surveyId,
+        targetId: FAKE_NOTION_FEEDBACK_DATABASE_ID,
+        mapping: [
+          { questionId: 'feedback', property: 'Name' },
+          { questionId: 'score', property: 'Score' },
+        ],
+      }),
+    ];
+    for (const link of links) assert.equal(link.status, 201, JSON.stringify(link.body));
+  });
+  after(async () => {
+    await processor?.stop();
+    await edge?.stop();
+    await world?.cleanup();
+    await slack?.close();
+    await notion?.close();
+  });
+
+  const finish = async (feedback: string) => {
+    const reply = await call(baseUrl, 'POST', `/api/v1/client/${env}/responses`, {
+      surveyId,
+      finished: true,
+      data: { feedback, score: 4 },
+    });
+    assert.equal(reply.status, 200);
+    return reply.body.data.id as string;
+  };
+  const messagesFor = (feedback: string) =>
+    slack.messages.filter((m) => JSON.stringify(m.blocks).includes(feedback));
+  const pagesFor = (feedback: string) =>
+    notion.pages.filter((p) => JSON.stringify(p.properties.Name).includes(feedback));
+  const startWorker = () =>
+    startChorusProcess(
+      ['start', '--role', 'integrations'],
+      { ...world.env, LOG_LEVEL: 'info' },
+      /"msg":"chorus started"/,
+    );
+
+  test('every finished response reaches Slack and Notion exactly once though the worker is killed mid-send', async () => {
+    // The providers create at once but hold their answers: the worker is killed while it waits.
+    slack.answerDelayMs = 5_000;
+    notion.answerDelayMs = 5_000;
+    const first = await startWorker();
+    const inFlight = ['crash-a', 'crash-b', 'crash-c', 'crash-d'];
+    for (const feedback of inFlight) await finish(feedback);
+    await waitFor(() => inFlight.every((f) => messagesFor(f).length === 1 && pagesFor(f).length === 1), {
+      what: 'every in-flight message and page created at the providers',
+      timeoutMs: 30_000,
+    });
+    const killed = new Promise((resolve) => first.child.once('close', resolve));
+    first.child.kill('SIGKILL');
+    await killed;
+    slack.answerDelayMs = 0;
+    notion.answerDelayMs = 0;
+
+    // One send that, as far as Slack knows, never arrived (the request died on the way).
+    const lost = slack.messages.findIndex((m) => JSON.stringify(m.blocks).includes('crash-d'));
+    slack.messages.splice(lost, 1);
+    // And responses finished while no worker runs.
+    const later = ['crash-e', 'crash-f'];
+    for (const feedback of later) await finish(feedback);
+
+    const second = await startWorker();
+    try {
+      const all = [...inFlight, ...later];
+      const rows = await waitFor(
+        async () => {
+          const deliveries = await edge.orm.em.fork().find(Delivery, {});
+          const settled = deliveries.filter((d) => d.status === 'delivered');
+          return settled.length === all.length * 2 ? deliveries : undefined;
+        },
+        { what: 'every delivery delivered after the lease of the killed worker', timeoutMs: 60_000 },
+      );
+      for (const feedback of all) {
+        assert.equal(messagesFor(feedback).length, 1, `one Slack message for ${feedback}`);
+        assert.equal(pagesFor(feedback).length, 1, `one Notion page for ${feedback}`);
+      }
+      // Each delivery records what it created: the recovered ones found it at the provider.
+      const externalIds = new Set(rows.map((d) => d.externalId));
+      for (const m of slack.messages) assert.ok(externalIds.has(m.ts), `message ${m.ts} is recorded`);
+      for (const p of notion.pages) assert.ok(externalIds.has(p.id), `page ${p.id} is recorded`);
+    } finally {
+      await second.stop();
+    }
+  });
+});
