@@ -44,7 +44,9 @@ export async function createAttributeKey(
 }
 
 export function listAttributeKeys(em: EntityManager, environmentIds: string[], page: PageRequest) {
-  return pageOf(em, ContactAttributeKey, { environment: { $in: environmentIds } }, page, attributeKeyRecord);
+  return pageOf(em, ContactAttributeKey, { environment: { $in: environmentIds } }, page, attributeKeyRecord, {
+    total: { counted: 'contact_attribute_keys', environmentIds },
+  });
 }
 
 /** Deletes the key and removes its values from every contact of the environment. */

@@ -30,7 +30,9 @@ export async function findContact(em: EntityManager, id: string): Promise<Contac
 }
 
 export function listContacts(em: EntityManager, environmentIds: string[], page: PageRequest) {
-  return pageOf(em, Contact, { environment: { $in: environmentIds } }, page, contactRecord);
+  return pageOf(em, Contact, { environment: { $in: environmentIds } }, page, contactRecord, {
+    total: { counted: 'contacts', environmentIds },
+  });
 }
 
 /**

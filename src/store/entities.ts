@@ -284,6 +284,22 @@ export const AppliedEvent = defineEntity({
 });
 export type AppliedEvent = InferEntity<typeof AppliedEvent>;
 
+/**
+ * Rows per environment of the listed tables, kept by triggers (see the record_counts migration);
+ * a table's count is the sum of its shards.
+ */
+export const RecordCount = defineEntity({
+  name: 'RecordCount',
+  tableName: 'record_counts',
+  properties: {
+    environmentId: p.string().primary(),
+    kind: p.string().primary(),
+    shard: p.smallint().primary(),
+    count: p.bigint().default(0),
+  },
+});
+export type RecordCount = InferEntity<typeof RecordCount>;
+
 export const entities = [
   Organization,
   Environment,
@@ -300,4 +316,5 @@ export const entities = [
   IntegrationLink,
   Delivery,
   AppliedEvent,
+  RecordCount,
 ];

@@ -122,7 +122,7 @@ export function listDeliveries(
     integrationId: { $in: filter.integrationIds },
     ...(filter.status ? { status: filter.status } : {}),
   };
-  return pageOf(em, Delivery, where, page, deliveryRecord, { id: 'desc' });
+  return pageOf(em, Delivery, where, page, deliveryRecord, { orderBy: { id: 'desc' } });
 }
 
 /** Puts matching deliveries back in the queue: `chorus deliveries replay`. Returns how many. */

@@ -7,16 +7,46 @@ export interface PageRequest {
   offset: number;
 }
 
+/** Tables whose rows per environment are counted by triggers (see the record_counts migration). */
+export type CountedTable = 'contacts' | 'surveys' | 'responses' | 'contact_attribute_keys';
+
+/**
+ * How the total is found: read from the trigger-kept counts when the list is all of a table's rows
+ * in some environments (no count over a tenant's rows per request), or counted with the filter.
+ */
+export type Total = { counted: CountedTable; environmentIds: readonly string[] } | 'count';
+
 export async function pageOf<T extends object, R>(
   em: EntityManager,
   entity: EntityName<T>,
   where: FilterQuery<T>,
   page: PageRequest,
   toRecord: (row: T) => R,
-  orderBy: QueryOrderMap<T> = { id: 'asc' } as QueryOrderMap<T>,
+  {
+    total = 'count',
+    orderBy = { id: 'asc' } as QueryOrderMap<T>,
+  }: { total?: Total; orderBy?: QueryOrderMap<T> } = {},
 ): Promise<{ items: R[]; total: number }> {
-  const [rows, total] = await em
-    .fork()
-    .findAndCount(entity, where, { orderBy, limit: page.limit, offset: page.offset });
-  return { items: rows.map(toRecord), total };
+  const fork = em.fork();
+  const find = () => fork.find(entity, where, { orderBy, limit: page.limit, offset: page.offset });
+  if (total === 'count') {
+    const [rows, count] = await fork.findAndCount(entity, where, {
+      orderBy,
+      limit: page.limit,
+      offset: page.offset,
+    });
+    return { items: rows.map(toRecord), total: count };
+  }
+  const [rows, count] = await Promise.all([find(), countedRows(em, total.counted, total.environmentIds)]);
+  return { items: rows.map(toRecord), total: count };
+}
+
+async function countedRows(em: EntityManager, table: CountedTable, environmentIds: readonly string[]) {
+  if (environmentIds.length === 0) return 0;
+  const [row] = await em.fork().execute<{ total: string | null }[]>(
+    `select sum(count) as total from record_counts
+       where kind = ? and environment_id in (${environmentIds.map(() => '?').join(', ')})`,
+    [table, ...environmentIds],
+  );
+  return Number(row?.total ?? 0);
 }

@@ -80,5 +80,9 @@ export function listResponses(
     environmentId: { $in: filter.environmentIds },
     ...(filter.surveyId ? { surveyId: filter.surveyId } : {}),
   };
-  return pageOf(em, Response, where, page, responseRecord, { id: 'desc' });
+  return pageOf(em, Response, where, page, responseRecord, {
+    orderBy: { id: 'desc' },
+    // One survey's responses are counted through the survey's index; all of them, from the counts.
+    total: filter.surveyId ? 'count' : { counted: 'responses', environmentIds: filter.environmentIds },
+  });
 }

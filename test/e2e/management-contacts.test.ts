@@ -100,6 +100,13 @@ describe('management API: contacts and attribute keys', () => {
       },
     );
     assert.equal(await em().count(QuotaMember, { responseId: { $in: responses } }), 2);
+    const totals = async () =>
+      Promise.all(
+        ['/api/v1/management/contacts', '/api/v1/management/responses'].map(async (path) =>
+          Number((await api('GET', path)).headers.get('x-total-count')),
+        ),
+      );
+    const [contactsBefore, responsesBefore] = await totals();
 
     const deleted = await api('DELETE', `/api/v1/environments/${env}/contacts/${contactId}`);
     assert.equal(deleted.status, 200);
@@ -109,6 +116,7 @@ describe('management API: contacts and attribute keys', () => {
     assert.equal(await em().count(Response, { contactId }), 0);
     assert.equal(await em().count(Display, { id: display.body.data.id }), 0);
     assert.equal(await em().count(QuotaMember, { responseId: { $in: responses } }), 0);
+    assert.deepEqual(await totals(), [contactsBefore - 1, responsesBefore - 2], 'X-Total-Count follows');
     assert.equal((await api('DELETE', `/api/v1/environments/${env}/contacts/${contactId}`)).status, 404);
   });
 

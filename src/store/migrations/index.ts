@@ -6,6 +6,7 @@ import { Migration20261122020000_management } from './Migration20261122020000_ma
 import { Migration20261122030000_integrations } from './Migration20261122030000_integrations.ts';
 import { Migration20261122040000_delivery_trace } from './Migration20261122040000_delivery_trace.ts';
 import { Migration20261123000000_attribute_key_description } from './Migration20261123000000_attribute_key_description.ts';
+import { Migration20261123010000_record_counts } from './Migration20261123010000_record_counts.ts';
 
 export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261122000000_foundation', class: Migration20261122000000_foundation },
@@ -17,4 +18,5 @@ export const migrationsList: MigrationObject[] = [
     name: 'Migration20261123000000_attribute_key_description',
     class: Migration20261123000000_attribute_key_description,
   },
+  { name: 'Migration20261123010000_record_counts', class: Migration20261123010000_record_counts },
 ];
