@@ -27,10 +27,12 @@ export function createRouter(routes: readonly Route[], logger: Logger) {
   return async function route(request: HttpRequest): Promise<HttpReply> {
     const segments = request.path.replace(/\/+$/, '').split('/');
     let pathMatched: CompiledRoute | undefined;
+    const allowed: string[] = [];
     for (const candidate of compiled) {
       const params = match(candidate.segments, segments);
       if (!params) continue;
       pathMatched ??= candidate;
+      allowed.push(candidate.method);
       if (candidate.method !== request.method) continue;
       try {
         const reply = await candidate.handler({ ...request, params });
@@ -48,7 +50,9 @@ export function createRouter(routes: readonly Route[], logger: Logger) {
       ? new ChorusError('method_not_allowed', 'Method Not Allowed', { method: request.method })
       : new ChorusError('route_not_found', 'Not Found', { method: request.method, path: request.path });
     const reply = errorReply(error, logger);
-    return { ...reply, headers: { ...reply.headers, ...pathMatched?.headers } };
+    // A 405 names the methods the path has (RFC 9110).
+    const allow = pathMatched ? { Allow: allowed.join(', ') } : {};
+    return { ...reply, headers: { ...reply.headers, ...pathMatched?.headers, ...allow } };
   };
 }
 

@@ -107,12 +107,13 @@ describe('HTTP edge under abuse', () => {
     });
   });
 
-  test('a wrong method on a known route answers 405 JSON naming the method, with the route CORS', async () => {
+  test('a wrong method on a known route answers 405 JSON naming the method, with Allow and the route CORS', async () => {
     for (const method of ['GET', 'DELETE']) {
       const reply = await call(app.baseUrl, method, base);
       assert.equal(reply.status, 405, `${method} ${base}`);
       assert.match(reply.headers.get('content-type') ?? '', /^application\/json/);
       assert.equal(reply.headers.get('access-control-allow-origin'), '*');
+      assert.equal(reply.headers.get('allow'), 'POST, OPTIONS');
       assert.deepEqual(reply.body, {
         code: 'method_not_allowed',
         message: 'Method Not Allowed',
