@@ -51,7 +51,7 @@ export function createRouter(routes: readonly Route[], logger: Logger) {
       : new ChorusError('route_not_found', 'Not Found', { method: request.method, path: request.path });
     const reply = errorReply(error, logger);
     // A 405 names the methods the path has (RFC 9110).
-    const allow = pathMatched ? { Allow: allowed.join(', ') } : {};
+    const allow: Record<string, string> = pathMatched ? { Allow: allowed.join(', ') } : {};
     return { ...reply, headers: { ...reply.headers, ...pathMatched?.headers, ...allow } };
   };
 }

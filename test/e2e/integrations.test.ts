@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { call, startTestChorus, type RunningChorus } from '../helpers/chorus.ts';
 import { startFakeSlack, type FakeSlack } from '../helpers/fake-slack.ts';
 import {
+  defaultNotionDatabases,
   FAKE_NOTION_FEEDBACK_DATABASE_ID,
   startFakeNotion,
   type FakeNotion,
@@ -15,6 +16,10 @@ import { runChorus } from '../helpers/process.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { Delivery, Integration } from '../../src/store/entities.ts';
 import { finishedEventId } from '../../src/events/response-events.ts';
+import { loadConfig } from '../../src/config.ts';
+import { createKafka, topicsFor } from '../../src/kafka/kafka.ts';
+import { runConsumer } from '../../src/kafka/consumer.ts';
+import { createLogger } from '../../src/logger.ts';
 
 const QUESTIONS = [
   { id: 'feedback', type: 'openText', headline: 'What do you think?', required: false },
@@ -139,6 +144,34 @@ describe('integrations: Slack and Notion', () => {
     assert.ok(databases.body.data.length >= 1);
   });
 
+  test('the Notion database list follows the cursors across pages', async () => {
+    const paged = Array.from({ length: 4 }, (_, i) => ({
+      id: `5b1f9c2e-0d4a-4c6e-9a51-1000000000${String(i).padStart(2, '0')}`,
+      title: `Paged ${i}`,
+      properties: { Title: { type: 'title' as const } },
+    }));
+    notion.databases = [...defaultNotionDatabases(), ...paged];
+    notion.pageSize = 2; // whatever page_size Chorus asks for
+    const searches = () => notion.requests.filter((r) => r.path === '/v1/search').length;
+    const before = searches();
+    try {
+      const listed = await api(
+        'GET',
+        `/api/v1/management/integrations/${await integrationId('notion')}/databases`,
+      );
+      assert.equal(listed.status, 200, JSON.stringify(listed.body));
+      assert.deepEqual(
+        listed.body.data.map((d: { id: string; title: string }) => [d.id, d.title]),
+        notion.databases.map((d) => [d.id, d.title]),
+        'all 7 databases, in order',
+      );
+      assert.equal(searches() - before, 4, '7 databases, 2 a page');
+    } finally {
+      notion.pageSize = undefined;
+      notion.databases = defaultNotionDatabases();
+    }
+  });
+
   async function integrationId(provider: 'slack' | 'notion'): Promise<string> {
     const list = await api('GET', '/api/v1/management/integrations');
     return list.body.data.find((i: { provider: string }) => i.provider === provider).id;
@@ -246,6 +279,45 @@ describe('integrations: Slack and Notion', () => {
     assert.match(failed.lastError, /channel_not_found/);
     assert.equal(messagesFor('replay-me').length, 0);
 
+    // The dead letter, read as an operator's tool would: a consumer group from the beginning.
+    const config = loadConfig(app.world.env);
+    const letters: { key: string; value: Record<string, unknown> }[] = [];
+    const deadLetters = await runConsumer(
+      createKafka(config.kafka, createLogger('fatal')),
+      {
+        groupId: `${config.kafka.groupPrefix}.dead-letter-test`,
+        topic: topicsFor(config.kafka.topicPrefix)['dead-letter'],
+        concurrency: 1,
+        handler: async (messages) => {
+          for (const m of messages)
+            letters.push({ key: m.key, value: JSON.parse(m.value!.toString()) as Record<string, unknown> });
+        },
+      },
+      createLogger('fatal'),
+    );
+    try {
+      const letter = await waitFor(() => letters.find((l) => l.value.deliveryId === failed.id), {
+        what: 'the delivery.failed dead letter',
+        timeoutMs: 30_000,
+      });
+      assert.equal(letter.key, reply.body.data.id);
+      assert.deepEqual(
+        { ...letter.value, occurredAt: typeof letter.value.occurredAt },
+        {
+          type: 'delivery.failed',
+          version: 1,
+          occurredAt: 'string',
+          reason: failed.lastError,
+          deliveryId: failed.id,
+          responseId: reply.body.data.id,
+          linkId: link.id,
+          integrationId: slackId,
+        },
+      );
+    } finally {
+      await deadLetters.stop();
+    }
+
     const replay = await runChorus(['deliveries', 'replay', '--integration', slackId], app.world.env);
     assert.equal(replay.code, 0, replay.stderr);
     assert.match(replay.stdout, /^[1-9]\d* deliveries queued again/);
@@ -284,26 +356,109 @@ describe('integrations: Slack and Notion', () => {
     await waitFor(() => messagesFor('crashed-send').length === 1, { what: 'the replayed message' });
   });
 
-  test('an expired Slack token marks the integration for reconnection', async () => {
+  test('an expired Slack token pauses the integration: later deliveries wait, and go out once it is connected again', async () => {
     const surveyId = await newSurvey();
     await slackLink(surveyId);
-    slack.failNext(1, 'token_expired', undefined, 'chat.postMessage');
-    await finish(surveyId, { feedback: 'expired' });
+    // A Notion link on the same survey: its delivery of a response is inserted together with the
+    // Slack one, so once the Notion page exists a round has passed that could have taken both.
+    const notionLink = await api(
+      'POST',
+      `/api/v1/management/integrations/${await integrationId('notion')}/links`,
+      {
+        surveyId,
+        targetId: FAKE_NOTION_FEEDBACK_DATABASE_ID,
+        mapping: [{ questionId: 'feedback', property: 'Name' }],
+      },
+    );
+    assert.equal(notionLink.status, 201, JSON.stringify(notionLink.body));
     const slackId = await integrationId('slack');
+    const slackDeliveryOf = async (responseId: string) =>
+      (await deliveriesOf(responseId)).find((d) => d.integrationId === slackId);
+    const postsFor = (marker: string) =>
+      slack.requests.filter(
+        (r) => r.method === 'chat.postMessage' && JSON.stringify(r.params).includes(marker),
+      );
+
+    slack.failNext(1, 'token_expired', undefined, 'chat.postMessage');
+    const dead = await finish(surveyId, { feedback: 'dead-token' });
     await waitFor(
       async () =>
         (await api('GET', `/api/v1/management/integrations/${slackId}`)).body.data.status ===
         'needs_reconnect',
-      {
-        what: 'needs_reconnect',
-      },
+      { what: 'needs_reconnect' },
     );
-    // Connecting again restores it.
+    assert.equal((await slackDeliveryOf(dead.body.data.id))?.status, 'failed');
+
+    const paused = await finish(surveyId, { feedback: 'paused-until-reconnect' });
+    await waitFor(
+      () => notion.pages.some((p) => JSON.stringify(p.properties).includes('paused-until-reconnect')),
+      { what: 'the Notion page of the same response' },
+    );
+    const waiting = await slackDeliveryOf(paused.body.data.id);
+    assert.equal(waiting?.status, 'pending');
+    assert.equal(waiting.attempts, 0, 'not claimed');
+    assert.equal(postsFor('paused-until-reconnect').length, 0, 'not attempted');
+
+    // Connecting again restores it, and the waiting delivery goes out, once.
     await connect('slack', slack.codes.issue('https://chorus.example/api/v1/integrations/slack/callback'));
     assert.equal(
       (await api('GET', `/api/v1/management/integrations/${slackId}`)).body.data.status,
       'connected',
     );
+    await waitFor(() => messagesFor('paused-until-reconnect').length === 1, { what: 'the waiting message' });
+    const sent = await waitFor(
+      async () => {
+        const row = await slackDeliveryOf(paused.body.data.id);
+        return row?.status === 'delivered' ? row : undefined;
+      },
+      { what: 'the waiting delivery marked delivered' },
+    );
+    assert.equal(sent.attempts, 1);
+    assert.equal(postsFor('paused-until-reconnect').length, 1);
+    // The delivery that met the dead token stays failed until someone replays it.
+    assert.equal((await slackDeliveryOf(dead.body.data.id))?.status, 'failed');
+    assert.equal(messagesFor('dead-token').length, 0);
+  });
+
+  test('replay with --status failed and --since queues again only the failed deliveries created since then', async () => {
+    const surveyId = await newSurvey();
+    await slackLink(surveyId);
+    const failedOne = async (marker: string) => {
+      slack.failNext(1, 'channel_not_found', undefined, 'chat.postMessage');
+      const reply = await finish(surveyId, { feedback: marker });
+      return waitFor(
+        async () => (await deliveriesOf(reply.body.data.id)).find((d) => d.status === 'failed'),
+        { what: `the failed delivery of ${marker}` },
+      );
+    };
+    const older = await failedOne('failed-before-since');
+    // The database's clock, not this process's, decides created_at: take the time from the row.
+    const since = new Date(older.createdAt.getTime() + 1).toISOString();
+    const newer = await failedOne('failed-after-since');
+    const delivered = await finish(surveyId, { feedback: 'delivered-after-since' });
+    const deliveredRow = await waitFor(
+      async () => (await deliveriesOf(delivered.body.data.id)).find((d) => d.status === 'delivered'),
+      { what: 'the delivered one' },
+    );
+    assert.ok(newer.createdAt > older.createdAt);
+
+    const replay = await runChorus(
+      ['deliveries', 'replay', '--status', 'failed', '--since', since],
+      app.world.env,
+    );
+    assert.equal(replay.code, 0, replay.stderr);
+    assert.equal(replay.stdout, '1 deliveries queued again\n');
+    await waitFor(() => messagesFor('failed-after-since').length === 1, { what: 'the replayed message' });
+    const [olderNow, deliveredNow] = await Promise.all([
+      em().findOneOrFail(Delivery, { id: older.id }),
+      em().findOneOrFail(Delivery, { id: deliveredRow.id }),
+    ]);
+    assert.equal(olderNow.status, 'failed', 'created before --since');
+    assert.equal(olderNow.attempts, 1);
+    assert.equal(deliveredNow.status, 'delivered', 'not failed');
+    assert.equal(deliveredNow.attempts, 1);
+    assert.equal(messagesFor('failed-before-since').length, 0);
+    assert.equal(messagesFor('delivered-after-since').length, 1);
   });
 
   test('a Notion mapping that does not fit is refused at link time with a clear error', async () => {

@@ -106,7 +106,7 @@ describe('management API: contacts and attribute keys', () => {
           Number((await api('GET', path)).headers.get('x-total-count')),
         ),
       );
-    const [contactsBefore, responsesBefore] = await totals();
+    const [contactsBefore = 0, responsesBefore = 0] = await totals();
 
     const deleted = await api('DELETE', `/api/v1/environments/${env}/contacts/${contactId}`);
     assert.equal(deleted.status, 200);

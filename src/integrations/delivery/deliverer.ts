@@ -13,6 +13,10 @@
 // properties among the pages created since the claim. Found: `delivered`. Not there: `pending`, sent
 // again. When the provider cannot tell (no history scope, provider down): `failed`, replayable,
 // because sending blindly could post a second message.
+//
+// An integration marked `needs_reconnect` is paused: its due deliveries are not claimed and stay
+// `pending` until it is connected again (saveIntegration sets it back to `connected`), then they go
+// out with the next round. The delivery that met the dead token stays `failed`: replay it.
 import type { EntityManager, Orm } from '../../store/orm.ts';
 import { Delivery, Integration, Survey } from '../../store/entities.ts';
 import type { Logger } from '../../logger.ts';
@@ -21,6 +25,7 @@ import type { Publisher } from '../../kafka/publisher.ts';
 import { failActiveSpan, inSpan } from '../../observability/tracing.ts';
 import { questionsOf } from '../../surveys/definition.ts';
 import { ProviderError, type ProviderFailure } from '../failure.ts';
+import { isTransient } from '../../processors/retry.ts';
 import { decryptToken } from '../secrets.ts';
 import { slackMessage } from '../slack/message.ts';
 import { pageProperties } from '../notion/properties.ts';
@@ -90,11 +95,18 @@ export function startDeliverer(deps: DelivererDeps): RunningDeliverer {
   };
 }
 
+/**
+ * Due `pending` deliveries, switched to `sending`. Those of an integration that needs a reconnect are
+ * left alone: with a dead token every attempt would fail and dead-letter, so they wait, still due.
+ */
 async function claimDue(em: EntityManager): Promise<string[]> {
   const rows = await em.fork().execute<{ id: string }[]>(
     `update deliveries set status = 'sending', attempts = attempts + 1, updated_at = now()
-     where id in (select id from deliveries where status = 'pending' and next_attempt_at <= now()
-                  order by next_attempt_at limit ${BATCH} for update skip locked)
+     where id in (select d.id from deliveries d
+                  where d.status = 'pending' and d.next_attempt_at <= now()
+                    and not exists (select 1 from integrations i
+                                    where i.id = d.integration_id and i.status = 'needs_reconnect')
+                  order by d.next_attempt_at limit ${BATCH} for update of d skip locked)
      returning id`,
   );
   return rows.map((r) => r.id);
@@ -146,6 +158,12 @@ async function recover(deps: DelivererDeps, id: string, claimedAt: Date, log: Lo
     await em.flush();
     log.info({ deliveryId: id, found: externalId !== undefined }, 'interrupted delivery settled');
   } catch (error) {
+    if (!(error instanceof ProviderError) && isTransient(error)) {
+      // Our store, not the provider, failed (PostgreSQL unreachable): the row stays `sending` with
+      // the lease just renewed, and is asked about again after the next lease.
+      log.warn({ err: error, deliveryId: id }, 'could not settle an interrupted delivery; trying later');
+      return;
+    }
     const reason = error instanceof ProviderError ? error.failure.reason : (error as Error).message;
     await recordFailure(
       deps,
@@ -174,22 +192,37 @@ async function deliver(deps: DelivererDeps, id: string, log: Logger): Promise<vo
       attributes: { 'chorus.delivery.id': id, 'chorus.integration.provider': integration.provider },
     },
     async () => {
+      let externalId: string;
       try {
-        const externalId = await send(deps, await prepare(deps, em, delivery), delivery.id);
-        em.assign(delivery, { status: 'delivered', externalId, lastError: null, updatedAt: new Date() });
-        await em.flush();
-        deps.metrics?.deliveries.inc({ provider: integration.provider, outcome: 'delivered' });
-        log.info({ deliveryId: id, provider: integration.provider }, 'delivered');
+        externalId = await send(deps, await prepare(deps, em, delivery), delivery.id);
       } catch (error) {
-        const failure: ProviderFailure =
-          error instanceof ProviderError
-            ? error.failure
-            : { kind: 'permanent', reason: `unexpected: ${(error as Error).message}` };
+        const failure = failureOf(error);
         failActiveSpan(`delivery failed (${failure.kind})`);
         await recordFailure(deps, em, delivery, integration, failure, log);
+        return;
       }
+      // Outside the try: the provider has it now, so a failure to record that must not be taken for
+      // a failed send (it would be sent again). The row stays `sending`; after the lease, recover()
+      // finds the message or page and marks it delivered.
+      em.assign(delivery, { status: 'delivered', externalId, lastError: null, updatedAt: new Date() });
+      await em.flush();
+      deps.metrics?.deliveries.inc({ provider: integration.provider, outcome: 'delivered' });
+      log.info({ deliveryId: id, provider: integration.provider }, 'delivered');
     },
   );
+}
+
+/**
+ * What an error thrown while preparing or sending a delivery means for it. Providers' errors carry
+ * their own classification. Of the others, a transient one (PostgreSQL unreachable while loading the
+ * survey, a serialization conflict) is retried like a provider outage; anything else is a bug or
+ * bad data (a token that does not decrypt), which no retry fixes.
+ */
+export function failureOf(error: unknown): ProviderFailure {
+  if (error instanceof ProviderError) return error.failure;
+  const message = error instanceof Error ? error.message : String(error);
+  if (isTransient(error)) return { kind: 'retry', reason: `transient: ${message}` };
+  return { kind: 'permanent', reason: `unexpected: ${message}` };
 }
 
 type SlackMessage = ReturnType<typeof slackMessage>;

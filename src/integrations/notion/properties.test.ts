@@ -210,6 +210,70 @@ test('rich text and title content is cut at 1995 characters followed by "..."', 
   });
 });
 
+test('email and phone numbers are cut to 200 characters and URLs to 2000, each ending in "..."', () => {
+  const page = pageProperties(
+    questions,
+    [
+      { questionId: 'e', property: 'Email' },
+      { questionId: 'p', property: 'Phone' },
+      { questionId: 'u', property: 'Site' },
+    ],
+    properties,
+    { e: `${'a'.repeat(300)}@example.com`, p: '1'.repeat(250), u: `https://example.com/${'x'.repeat(2500)}` },
+  );
+  assert.deepEqual(page, {
+    Email: { email: `${'a'.repeat(197)}...` },
+    Phone: { phone_number: `${'1'.repeat(197)}...` },
+    Site: { url: `https://example.com/${'x'.repeat(1997 - 'https://example.com/'.length)}...` },
+  });
+  const values = Object.values(page).map((p) => Object.values(p as Record<string, string>)[0]!);
+  assert.deepEqual(
+    values.map((v) => v.length),
+    [200, 200, 2000],
+  );
+
+  // Exactly at the limit: kept whole.
+  const email = `${'a'.repeat(188)}@example.com`;
+  const url = `https://example.com/${'x'.repeat(2000 - 'https://example.com/'.length)}`;
+  const whole = pageProperties(
+    questions,
+    [
+      { questionId: 'e', property: 'Email' },
+      { questionId: 'u', property: 'Site' },
+    ],
+    properties,
+    { e: email, u: url },
+  );
+  assert.deepEqual(whole, { Email: { email }, Site: { url } });
+});
+
+test('multi-select options and files are limited to the first 100, and file URLs to 2000 characters', () => {
+  const options = Array.from({ length: 150 }, (_, i) => `option ${i}`);
+  const urls = Array.from({ length: 120 }, (_, i) => `https://files.example.com/f${i}.pdf`);
+  const long = `https://files.example.com/${'y'.repeat(2100)}.pdf`;
+  const page = pageProperties(
+    questions,
+    [
+      { questionId: 'q4', property: 'Features' },
+      { questionId: 'q6', property: 'Files' },
+    ],
+    properties,
+    { q4: options, q6: [long, ...urls] },
+  ) as {
+    Features: { multi_select: { name: string }[] };
+    Files: { files: { name: string; external: { url: string } }[] };
+  };
+  assert.deepEqual(
+    page.Features.multi_select,
+    options.slice(0, 100).map((name) => ({ name })),
+  );
+  assert.equal(page.Files.files.length, 100);
+  assert.deepEqual(page.Files.files.at(-1)?.external, { url: 'https://files.example.com/f98.pdf' });
+  const first = page.Files.files[0]!;
+  assert.equal(first.external.url, `${long.slice(0, 1997)}...`);
+  assert.ok(first.name.length <= 100);
+});
+
 test('unanswered questions, answers that cannot fill their property and unknown properties are left out', () => {
   const page = pageProperties(
     questions,

@@ -103,6 +103,17 @@ export function mappingProblems(
 const MAX_TEXT = 1995;
 /** Notion refuses select option names over 100 characters. */
 const MAX_OPTION = 97;
+/** Notion refuses an email or a phone number over 200 characters. */
+const MAX_EMAIL_OR_PHONE = 200;
+/** Notion refuses a URL (a url property, an external file) over 2000 characters. */
+const MAX_URL = 2000;
+/** Notion refuses a multi_select or files value of more than 100 items: the first 100 are kept. */
+const MAX_ITEMS = 100;
+
+/** `text` when Notion takes it whole (at most `limit` characters), else cut to end in '...' at `limit`. */
+function within(text: string, limit: number): string {
+  return text.length <= limit ? text : cut(text, limit - 3);
+}
 
 function richText(text: string): unknown {
   return text === '' ? undefined : [{ text: { content: cut(text, MAX_TEXT) } }];
@@ -171,7 +182,7 @@ function propertyValue(type: string, value: unknown): unknown {
     case 'multi_select': {
       const names = new Set((Array.isArray(value) ? value : [value]).map(optionName));
       names.delete('');
-      return names.size === 0 ? undefined : [...names].map((name) => ({ name }));
+      return names.size === 0 ? undefined : [...names].slice(0, MAX_ITEMS).map((name) => ({ name }));
     }
     case 'number':
       return toNumber(value);
@@ -183,7 +194,7 @@ function propertyValue(type: string, value: unknown): unknown {
     case 'url':
     case 'phone_number': {
       const text = firstText(value);
-      return text === '' ? undefined : text;
+      return text === '' ? undefined : within(text, type === 'url' ? MAX_URL : MAX_EMAIL_OR_PHONE);
     }
     case 'checkbox':
       return value === true || value === 'accepted' || value === 'clicked';
@@ -193,7 +204,11 @@ function propertyValue(type: string, value: unknown): unknown {
       );
       return urls.length === 0
         ? undefined
-        : urls.map((url) => ({ name: fileName(url), type: 'external', external: { url } }));
+        : urls.slice(0, MAX_ITEMS).map((url) => ({
+            name: fileName(url),
+            type: 'external',
+            external: { url: within(url, MAX_URL) },
+          }));
     }
     default:
       return undefined; // a property type Chorus does not write (formula, relation, people, …)
