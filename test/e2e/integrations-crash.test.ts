@@ -4,13 +4,18 @@
 // message and one page.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { createLogger } from '../../src/logger.ts';
 import { startChorus, type Chorus } from '../../src/roles/start.ts';
 import { createEnvironment } from '../../src/store/environments.ts';
 import { createSurvey } from '../../src/store/surveys.ts';
 import { Delivery } from '../../src/store/entities.ts';
 import { call } from '../helpers/chorus.ts';
+import {
+  connectIntegration,
+  NOTION_CREDENTIALS,
+  providerEnv,
+  SLACK_CREDENTIALS,
+} from '../helpers/integrations.ts';
 import { createTestWorld, type TestWorld } from '../helpers/env.ts';
 import {
   FAKE_NOTION_FEEDBACK_DATABASE_ID,
@@ -40,37 +45,16 @@ describe('integrations: a crash of the integrations process mid-send', () => {
   const api = (method: string, path: string, body?: unknown) =>
     call(baseUrl, method, path, body, { 'x-api-key': key });
 
-  async function connect(provider: 'slack' | 'notion', code: string): Promise<string> {
-    const start = await fetch(`${baseUrl}/api/v1/integrations/${provider}/connect?environmentId=${env}`, {
-      headers: { 'x-api-key': key },
-      redirect: 'manual',
-    });
-    const state = new URL(start.headers.get('location')!).searchParams.get('state')!;
-    const done = await call(
-      baseUrl,
-      'GET',
-      `/api/v1/integrations/${provider}/callback?code=${code}&state=${encodeURIComponent(state)}`,
-    );
-    assert.equal(done.status, 200, JSON.stringify(done.body));
-    return done.body.data.id;
-  }
+  const connect = async (provider: 'slack' | 'notion', code: string) =>
+    (await connectIntegration(baseUrl, { apiKey: key, environmentId: env }, provider, code)).integration.id;
 
   before(async () => {
-    slack = await startFakeSlack({ clientId: 'slack-client', clientSecret: 'slack-secret' });
+    slack = await startFakeSlack(SLACK_CREDENTIALS);
     slack.channels = [{ id: CHANNEL, name: 'feedback', is_private: false }];
-    notion = await startFakeNotion({ clientId: 'notion-client', clientSecret: 'notion-secret' });
+    notion = await startFakeNotion(NOTION_CREDENTIALS);
     world = await createTestWorld('e2e_integrations_crash', {
-      WEBAPP_URL: 'https://chorus.example',
-      ENCRYPTION_KEY: randomBytes(32).toString('hex'),
-      SLACK_CLIENT_ID: 'slack-client',
-      SLACK_CLIENT_SECRET: 'slack-secret',
-      SLACK_API_URL: slack.apiUrl,
-      SLACK_AUTHORIZE_URL: slack.authorizeUrl,
-      NOTION_OAUTH_CLIENT_ID: 'notion-client',
-      NOTION_OAUTH_CLIENT_SECRET: 'notion-secret',
-      NOTION_API_URL: notion.apiUrl,
-      DELIVERY_POLL_MS: '50',
-      DELIVERY_LEASE_S: '15',
+      ...providerEnv(slack, notion),
+      DELIVERY_LEASE_S: '15', // the shortest allowed: the killed worker's sends are settled sooner
     });
     // Edge and processor here; the integrations role in child processes that the test kills.
     const logger = createLogger('fatal');

@@ -2,8 +2,13 @@
 // providers: OAuth, links, one message/page per response and link, retries, failures, replay.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { call, startTestChorus, type RunningChorus } from '../helpers/chorus.ts';
+import {
+  connectIntegration,
+  NOTION_CREDENTIALS,
+  providerEnv,
+  SLACK_CREDENTIALS,
+} from '../helpers/integrations.ts';
 import { startFakeSlack, type FakeSlack } from '../helpers/fake-slack.ts';
 import {
   defaultNotionDatabases,
@@ -50,44 +55,13 @@ describe('integrations: Slack and Notion', () => {
     call(app.baseUrl, 'POST', `/api/v1/client/${env}/responses`, { surveyId, finished: true, data });
   const deliveriesOf = (responseId: string) => em().find(Delivery, { responseId });
 
-  async function connect(provider: 'slack' | 'notion', code: string) {
-    const start = await fetch(`${app.baseUrl}/api/v1/integrations/${provider}/connect?environmentId=${env}`, {
-      headers: { 'x-api-key': key },
-      redirect: 'manual',
-    });
-    assert.equal(start.status, 302);
-    const location = new URL(start.headers.get('location')!);
-    assert.equal(
-      location.searchParams.get('redirect_uri'),
-      `https://chorus.example/api/v1/integrations/${provider}/callback`,
-    );
-    const state = location.searchParams.get('state')!;
-    const done = await call(
-      app.baseUrl,
-      'GET',
-      `/api/v1/integrations/${provider}/callback?code=${code}&state=${encodeURIComponent(state)}`,
-    );
-    assert.equal(done.status, 200, JSON.stringify(done.body));
-    return { integration: done.body.data, location };
-  }
+  const connect = (provider: 'slack' | 'notion', code: string) =>
+    connectIntegration(app.baseUrl, { apiKey: key, environmentId: env }, provider, code);
 
   before(async () => {
-    slack = await startFakeSlack({ clientId: 'slack-client', clientSecret: 'slack-secret' });
-    notion = await startFakeNotion({ clientId: 'notion-client', clientSecret: 'notion-secret' });
-    app = await startTestChorus('e2e_integrations', {
-      env: {
-        WEBAPP_URL: 'https://chorus.example',
-        ENCRYPTION_KEY: randomBytes(32).toString('hex'),
-        SLACK_CLIENT_ID: 'slack-client',
-        SLACK_CLIENT_SECRET: 'slack-secret',
-        SLACK_API_URL: slack.apiUrl,
-        SLACK_AUTHORIZE_URL: slack.authorizeUrl,
-        NOTION_OAUTH_CLIENT_ID: 'notion-client',
-        NOTION_OAUTH_CLIENT_SECRET: 'notion-secret',
-        NOTION_API_URL: notion.apiUrl,
-        DELIVERY_POLL_MS: '50',
-      },
-    });
+    slack = await startFakeSlack(SLACK_CREDENTIALS);
+    notion = await startFakeNotion(NOTION_CREDENTIALS);
+    app = await startTestChorus('e2e_integrations', { env: providerEnv(slack, notion) });
     ({ environmentId: env, apiKey: key } = await app.createEnvironment());
   });
   after(async () => {

@@ -163,6 +163,13 @@ class NotionError extends Error {
 
 const validation = (message: string) => new NotionError(400, 'validation_error', message);
 
+const databaseNotFound = (id: string) =>
+  new NotionError(
+    404,
+    'object_not_found',
+    `Could not find database with ID: ${id}. Make sure the relevant pages and databases are shared with your integration.`,
+  );
+
 const bare = (id: string) => id.replace(/-/g, '').toLowerCase();
 
 function newToken(): string {
@@ -500,11 +507,7 @@ export async function startFakeNotion(
     }
     const db = findDatabase(parent.database_id);
     if (!db) {
-      throw new NotionError(
-        404,
-        'object_not_found',
-        `Could not find database with ID: ${parent.database_id}. Make sure the relevant pages and databases are shared with your integration.`,
-      );
+      throw databaseNotFound(parent.database_id);
     }
     if (!isObject(properties)) {
       throw validation(`body.properties should be an object, instead was \`${show(properties)}\`.`);
@@ -526,11 +529,7 @@ export async function startFakeNotion(
   const queryDatabase = (id: string, body: Record<string, unknown>) => {
     const db = findDatabase(id);
     if (!db) {
-      throw new NotionError(
-        404,
-        'object_not_found',
-        `Could not find database with ID: ${id}. Make sure the relevant pages and databases are shared with your integration.`,
-      );
+      throw databaseNotFound(id);
     }
     const { filter, page_size: pageSize, start_cursor: startCursor } = body;
     const onOrAfter =
@@ -595,11 +594,7 @@ export async function startFakeNotion(
       const id = decodeURIComponent(database[1] ?? '');
       const db = findDatabase(id);
       if (!db) {
-        throw new NotionError(
-          404,
-          'object_not_found',
-          `Could not find database with ID: ${id}. Make sure the relevant pages and databases are shared with your integration.`,
-        );
+        throw databaseNotFound(id);
       }
       return send(res, 200, { ...databaseObject(db), request_id: randomUUID() });
     }

@@ -127,6 +127,17 @@ function decodeCursor(cursor: string): number | undefined {
   return match ? Number(match[1]) : undefined;
 }
 
+/** `limit` (default 100) and the offset a `cursor` stands for, or the error Slack answers. */
+function pagingOf(params: Record<string, unknown>): { limit: number; offset: number } | { error: string } {
+  const rawLimit = str(params.limit);
+  const limit = rawLimit === undefined || rawLimit === '' ? 100 : Number(rawLimit);
+  if (!Number.isInteger(limit) || limit < 1) return { error: 'invalid_limit' };
+  const cursor = str(params.cursor);
+  const offset = cursor ? decodeCursor(cursor) : 0;
+  if (offset === undefined) return { error: 'invalid_cursor' };
+  return { limit, offset };
+}
+
 /** Why Slack would refuse these blocks, or undefined when they are fine. */
 function blocksProblem(blocks: unknown): string | undefined {
   if (!Array.isArray(blocks)) return 'blocks must be an array';
@@ -205,12 +216,9 @@ export async function startFakeSlack(
         return { ok: false, error: 'invalid_types' };
       }
     }
-    const rawLimit = str(params.limit);
-    const limit = rawLimit === undefined || rawLimit === '' ? 100 : Number(rawLimit);
-    if (!Number.isInteger(limit) || limit < 1) return { ok: false, error: 'invalid_limit' };
-    const cursor = str(params.cursor);
-    const offset = cursor ? decodeCursor(cursor) : 0;
-    if (offset === undefined) return { ok: false, error: 'invalid_cursor' };
+    const paging = pagingOf(params);
+    if ('error' in paging) return { ok: false, error: paging.error };
+    const { limit, offset } = paging;
     const visible = fake.channels.filter((c) =>
       types.has(c.is_private ? 'private_channel' : 'public_channel'),
     );
@@ -285,12 +293,9 @@ export async function startFakeSlack(
     const channel = fake.channels.find((c) => c.id === str(params.channel));
     if (!channel) return { ok: false, error: 'channel_not_found' };
     const oldest = Number(str(params.oldest) ?? '0');
-    const rawLimit = str(params.limit);
-    const limit = rawLimit === undefined || rawLimit === '' ? 100 : Number(rawLimit);
-    if (!Number.isInteger(limit) || limit < 1) return { ok: false, error: 'invalid_limit' };
-    const cursor = str(params.cursor);
-    const offset = cursor ? decodeCursor(cursor) : 0;
-    if (offset === undefined) return { ok: false, error: 'invalid_cursor' };
+    const paging = pagingOf(params);
+    if ('error' in paging) return { ok: false, error: paging.error };
+    const { limit, offset } = paging;
     const withMetadata = ['true', '1', true].includes(params.include_all_metadata as string | boolean);
     const visible = fake.messages.filter((m) => m.channel === channel.id && Number(m.ts) >= oldest).reverse();
     const end = offset + Math.min(limit, 999);

@@ -1,0 +1,61 @@
+// What the integration tests share: Chorus settings that point Slack and Notion at the local
+// fakes, and the OAuth round trip a management client and a browser make to connect one.
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { call } from './chorus.ts';
+import type { FakeNotion } from './fake-notion.ts';
+import type { FakeSlack } from './fake-slack.ts';
+
+export const WEBAPP_URL = 'https://chorus.example';
+
+/** Fakes started with these credentials match providerEnv. */
+export const SLACK_CREDENTIALS = { clientId: 'slack-client', clientSecret: 'slack-secret' };
+export const NOTION_CREDENTIALS = { clientId: 'notion-client', clientSecret: 'notion-secret' };
+
+export function providerEnv(slack: FakeSlack, notion: FakeNotion): NodeJS.ProcessEnv {
+  return {
+    WEBAPP_URL,
+    ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+    SLACK_CLIENT_ID: SLACK_CREDENTIALS.clientId,
+    SLACK_CLIENT_SECRET: SLACK_CREDENTIALS.clientSecret,
+    SLACK_API_URL: slack.apiUrl,
+    SLACK_AUTHORIZE_URL: slack.authorizeUrl,
+    NOTION_OAUTH_CLIENT_ID: NOTION_CREDENTIALS.clientId,
+    NOTION_OAUTH_CLIENT_SECRET: NOTION_CREDENTIALS.clientSecret,
+    NOTION_API_URL: notion.apiUrl,
+    DELIVERY_POLL_MS: '50',
+  };
+}
+
+/**
+ * Connect (with the API key) → the provider's consent page → the callback with the one-time code
+ * and the signed state. Returns the integration and the consent page's URL.
+ */
+export async function connectIntegration(
+  baseUrl: string,
+  { apiKey, environmentId }: { apiKey: string; environmentId: string },
+  provider: 'slack' | 'notion',
+  code: string,
+) {
+  const start = await fetch(
+    `${baseUrl}/api/v1/integrations/${provider}/connect?environmentId=${environmentId}`,
+    {
+      headers: { 'x-api-key': apiKey },
+      redirect: 'manual',
+    },
+  );
+  assert.equal(start.status, 302);
+  const location = new URL(start.headers.get('location')!);
+  assert.equal(
+    location.searchParams.get('redirect_uri'),
+    `${WEBAPP_URL}/api/v1/integrations/${provider}/callback`,
+  );
+  const state = location.searchParams.get('state')!;
+  const done = await call(
+    baseUrl,
+    'GET',
+    `/api/v1/integrations/${provider}/callback?code=${code}&state=${encodeURIComponent(state)}`,
+  );
+  assert.equal(done.status, 200, JSON.stringify(done.body));
+  return { integration: done.body.data as { id: string; provider: string; status: string }, location };
+}
