@@ -1,4 +1,4 @@
-// The `chorus` command: start the service, run migrations, create environments.
+// The `chorus` command: start the service, run migrations, create environments and API keys.
 import { parseArgs } from 'node:util';
 import { loadConfig, ConfigError } from './config.ts';
 import { createLogger } from './logger.ts';
@@ -6,8 +6,16 @@ import { ensureLocalServices } from './local-services.ts';
 import { ensureDatabase } from './store/database.ts';
 import { openStore } from './store/orm.ts';
 import { prepareStore } from './store/prepare.ts';
-import { createEnvironment } from './store/environments.ts';
-import { DELIVERY_STATUSES, PLANS, type DeliveryStatus, type Plan } from './store/entities.ts';
+import { ChorusError } from './errors.ts';
+import { createApiKey, createEnvironment, type ApiKeyGrantInput } from './store/environments.ts';
+import {
+  DELIVERY_STATUSES,
+  PERMISSIONS,
+  PLANS,
+  type DeliveryStatus,
+  type Permission,
+  type Plan,
+} from './store/entities.ts';
 import { replayDeliveries } from './store/integrations.ts';
 import { ROLES, startChorus, type Role } from './roles/start.ts';
 
@@ -16,6 +24,11 @@ const USAGE = `Usage:
   chorus migrate                                 apply database migrations
   chorus environment create --plan enterprise|free [--name NAME] [--json]
                                                  create an organization, environment and API key
+  chorus environment create --organization ORG_ID [--name NAME] [--json]
+                                                 add an environment (and a key for it) to an organization
+  chorus api-key create --environment ENV_ID[:read|write|manage] [--environment ...] [--label LABEL] [--json]
+                                                 create an API key for environments of one organization
+                                                 (permission per environment; default: read)
   chorus deliveries replay [--integration ID] [--since ISO-TIME] [--status failed|pending|sending|delivered]
                                                  send matching deliveries again (default: failed ones)`;
 
@@ -26,10 +39,15 @@ export async function main(argv: string[]): Promise<number> {
     if (command === 'migrate') return await migrateCommand();
     if (command === 'environment' && rest[0] === 'create')
       return await createEnvironmentCommand(rest.slice(1));
+    if (command === 'api-key' && rest[0] === 'create') return await createApiKeyCommand(rest.slice(1));
     if (command === 'deliveries' && rest[0] === 'replay') return await replayCommand(rest.slice(1));
     process.stderr.write(`${USAGE}\n`);
     return command === undefined || command === '--help' || command === 'help' ? 0 : 2;
   } catch (error) {
+    if (isParseArgsError(error)) {
+      process.stderr.write(`${(error as Error).message}\n${USAGE}\n`);
+      return 2;
+    }
     process.stderr.write(
       `${error instanceof ConfigError || error instanceof UsageError ? error.message : String((error as Error)?.stack ?? error)}\n`,
     );
@@ -38,6 +56,19 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 class UsageError extends Error {}
+
+/** The store refused what the arguments named (an unknown organization or environment, …). */
+function argumentsWrong(error: unknown): never {
+  if (error instanceof ChorusError && (error.kind === 'not_found' || error.kind === 'invalid_input'))
+    throw new UsageError(`${error.message}\n${USAGE}`);
+  throw error;
+}
+
+/** Node's parseArgs refusals (an unknown option, a missing value) are usage errors too. */
+function isParseArgsError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_');
+}
 
 async function start(args: string[]): Promise<number> {
   const { values } = parseArgs({ args, options: { role: { type: 'string', default: 'all' } } });
@@ -102,19 +133,68 @@ async function createEnvironmentCommand(args: string[]): Promise<number> {
     args,
     options: {
       plan: { type: 'string' },
+      organization: { type: 'string' },
       name: { type: 'string' },
       json: { type: 'boolean', default: false },
     },
   });
-  if (!PLANS.includes(values.plan as Plan))
+  const name = values.name ?? 'Default';
+  const { organization, plan } = values;
+  if (organization !== undefined && plan !== undefined)
+    throw new UsageError(`--plan belongs to the organization: give --plan or --organization\n${USAGE}`);
+  if (organization === undefined && !PLANS.includes(plan as Plan))
     throw new UsageError(`--plan must be one of ${PLANS.join(', ')}\n${USAGE}`);
   const created = await withStore((orm) =>
-    createEnvironment(orm.em.fork(), { plan: values.plan as Plan, name: values.name ?? 'Default' }),
+    createEnvironment(
+      orm.em.fork(),
+      organization === undefined ? { plan: plan as Plan, name } : { organizationId: organization, name },
+    ).catch(argumentsWrong),
   );
   process.stdout.write(
     values.json
       ? `${JSON.stringify(created)}\n`
       : `organizationId: ${created.organizationId}\nenvironmentId:  ${created.environmentId}\napiKey:         ${created.apiKey} (shown once)\n`,
+  );
+  return 0;
+}
+
+/** `ENV_ID` or `ENV_ID:permission`; without one the key may only read (least privilege). */
+function parseGrant(value: string): ApiKeyGrantInput {
+  const [environmentId = '', permission = 'read', ...extra] = value.split(':');
+  if (environmentId === '' || extra.length > 0)
+    throw new UsageError(`--environment must be ENV_ID or ENV_ID:PERMISSION, got "${value}"\n${USAGE}`);
+  if (!PERMISSIONS.includes(permission as Permission))
+    throw new UsageError(
+      `the permission in --environment must be one of ${PERMISSIONS.join(', ')}\n${USAGE}`,
+    );
+  return { environmentId, permission: permission as Permission };
+}
+
+async function createApiKeyCommand(args: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      environment: { type: 'string', multiple: true, default: [] },
+      label: { type: 'string' },
+      json: { type: 'boolean', default: false },
+    },
+  });
+  if (values.environment.length === 0) throw new UsageError(`--environment is required\n${USAGE}`);
+  const grants = values.environment.map(parseGrant);
+  const label = values.label ?? grants.map((g) => `${g.environmentId}:${g.permission}`).join(' ');
+  const created = await withStore((orm) =>
+    createApiKey(orm.em.fork(), { label, grants }).catch(argumentsWrong),
+  );
+  process.stdout.write(
+    values.json
+      ? `${JSON.stringify(created)}\n`
+      : [
+          `apiKeyId:       ${created.apiKeyId}`,
+          `organizationId: ${created.organizationId}`,
+          ...grants.map((g) => `environment:    ${g.environmentId} (${g.permission})`),
+          `apiKey:         ${created.apiKey} (shown once)`,
+          '',
+        ].join('\n'),
   );
   return 0;
 }
