@@ -28,16 +28,14 @@ export async function pageOf<T extends object, R>(
   }: { total?: Total; orderBy?: QueryOrderMap<T> } = {},
 ): Promise<{ items: R[]; total: number }> {
   const fork = em.fork();
-  const find = () => fork.find(entity, where, { orderBy, limit: page.limit, offset: page.offset });
-  if (total === 'count') {
-    const [rows, count] = await fork.findAndCount(entity, where, {
-      orderBy,
-      limit: page.limit,
-      offset: page.offset,
-    });
-    return { items: rows.map(toRecord), total: count };
-  }
-  const [rows, count] = await Promise.all([find(), countedRows(em, total.counted, total.environmentIds)]);
+  const options = { orderBy, limit: page.limit, offset: page.offset };
+  const [rows, count] =
+    total === 'count'
+      ? await fork.findAndCount(entity, where, options)
+      : await Promise.all([
+          fork.find(entity, where, options),
+          countedRows(em, total.counted, total.environmentIds),
+        ]);
   return { items: rows.map(toRecord), total: count };
 }
 

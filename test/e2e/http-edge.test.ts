@@ -51,7 +51,7 @@ describe('HTTP edge under abuse', () => {
 
   test('a client that hangs up halfway through a POST body does not disturb the server', async () => {
     const body = cutOffBody(1);
-    const reply = await sendAndHangUp(port, head(body.length) + body.slice(0, body.length / 2), 'destroy');
+    const reply = await exchange(port, head(body.length) + body.slice(0, body.length / 2), 'destroy');
     assert.equal(reply, '', 'nothing is answered to a request whose body never arrived');
 
     await assertServesNormally('a hang-up halfway');
@@ -62,12 +62,12 @@ describe('HTTP edge under abuse', () => {
     const hangUps = Array.from({ length: 50 }, (_, n) => {
       if (n % 2 === 0) {
         const body = cutOffBody(n);
-        return sendAndHangUp(port, head(body.length) + body.slice(0, body.length / 2), 'destroy');
+        return exchange(port, head(body.length) + body.slice(0, body.length / 2), 'destroy');
       }
       // The whole body, then gone before the answer: the handler finishes after the client left,
       // and its answer must be dropped, not written to a closed response.
       const body = JSON.stringify({ surveyId, finished: true, data: { n } });
-      return sendAndHangUp(port, head(body.length) + body, 'destroy');
+      return exchange(port, head(body.length) + body, 'destroy');
     });
     await Promise.all(hangUps);
 
@@ -78,7 +78,7 @@ describe('HTTP edge under abuse', () => {
   test('a body shorter than its Content-Length, then the connection closed, is never dispatched', async () => {
     // Valid JSON on its own: if the server took the close for the end of the body, it would store it.
     const body = cutOffBody(2);
-    const reply = await sendAndHangUp(port, head(body.length + 100) + body, 'end');
+    const reply = await exchange(port, head(body.length + 100) + body, 'end');
     assert.equal(reply, '', 'nothing is answered to a request whose body never arrived');
 
     await assertServesNormally('a short body');
@@ -124,22 +124,25 @@ describe('HTTP edge under abuse', () => {
 });
 
 /**
- * Writes `data` on a new connection, then hangs up: `destroy` drops the connection at once,
- * `end` closes our side cleanly and waits for the server to close its side. Resolves with whatever
- * the server answered before the connection closed.
+ * Writes `data` on a new connection and resolves with everything the server sent until the
+ * connection closed. `then` says what the client does after writing: `destroy` drops the
+ * connection at once, `end` closes its side cleanly, `wait` waits for the server to close.
  */
-function sendAndHangUp(port: number, data: string, how: 'destroy' | 'end'): Promise<string> {
+function exchange(port: number, data: string, then: 'destroy' | 'end' | 'wait'): Promise<string> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1');
     let received = '';
     socket.setEncoding('utf8');
     socket.on('data', (chunk: string) => (received += chunk));
     socket.setTimeout(SOCKET_DEADLINE_MS, () =>
-      socket.destroy(new Error(`the server kept the connection open for ${SOCKET_DEADLINE_MS} ms`)),
+      socket.destroy(new Error(`the connection was still open after ${SOCKET_DEADLINE_MS} ms: ${received}`)),
     );
     socket.once('error', reject);
     socket.once('close', () => resolve(received));
-    socket.write(data, () => (how === 'destroy' ? socket.destroy() : socket.end()));
+    socket.write(data, () => {
+      if (then === 'destroy') socket.destroy();
+      else if (then === 'end') socket.end();
+    });
   });
 }
 
@@ -151,29 +154,17 @@ interface RawReply {
 }
 
 /** Sends one complete request (with `Connection: close`) and reads the answer to the end. */
-function rawRequest(port: number, request: string): Promise<RawReply> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1');
-    let received = '';
-    socket.setEncoding('utf8');
-    socket.on('data', (chunk: string) => (received += chunk));
-    socket.setTimeout(SOCKET_DEADLINE_MS, () =>
-      socket.destroy(new Error(`no complete answer within ${SOCKET_DEADLINE_MS} ms: ${received}`)),
-    );
-    socket.once('error', reject);
-    socket.once('close', () => {
-      const [head = '', ...rest] = received.split('\r\n\r\n');
-      const [statusLine = '', ...lines] = head.split('\r\n');
-      const status = Number(statusLine.split(' ')[1]);
-      if (!Number.isInteger(status)) return reject(new Error(`not an HTTP answer: ${received}`));
-      const headers = Object.fromEntries(
-        lines.map((line) => {
-          const colon = line.indexOf(':');
-          return [line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim()];
-        }),
-      );
-      resolve({ status, headers, body: rest.join('\r\n\r\n') });
-    });
-    socket.write(request);
-  });
+async function rawRequest(port: number, request: string): Promise<RawReply> {
+  const received = await exchange(port, request, 'wait');
+  const [head = '', ...rest] = received.split('\r\n\r\n');
+  const [statusLine = '', ...lines] = head.split('\r\n');
+  const status = Number(statusLine.split(' ')[1]);
+  if (!Number.isInteger(status)) throw new Error(`not an HTTP answer: ${received}`);
+  const headers = Object.fromEntries(
+    lines.map((line) => {
+      const colon = line.indexOf(':');
+      return [line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim()];
+    }),
+  );
+  return { status, headers, body: rest.join('\r\n\r\n') };
 }

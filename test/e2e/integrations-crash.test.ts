@@ -12,6 +12,7 @@ import { Delivery } from '../../src/store/entities.ts';
 import { call } from '../helpers/chorus.ts';
 import {
   connectIntegration,
+  FEEDBACK_QUESTIONS as QUESTIONS,
   NOTION_CREDENTIALS,
   providerEnv,
   SLACK_CREDENTIALS,
@@ -26,10 +27,6 @@ import { startFakeSlack, type FakeSlack } from '../helpers/fake-slack.ts';
 import { startChorusProcess } from '../helpers/process.ts';
 import { waitFor } from '../helpers/wait.ts';
 
-const QUESTIONS = [
-  { id: 'feedback', type: 'openText', headline: 'What do you think?', required: false },
-  { id: 'score', type: 'rating', headline: 'How likely?', required: false, range: 5 },
-];
 const CHANNEL = 'C0CRASH';
 
 describe('integrations: a crash of the integrations process mid-send', () => {

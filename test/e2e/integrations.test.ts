@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { call, startTestChorus, type RunningChorus } from '../helpers/chorus.ts';
 import {
   connectIntegration,
+  FEEDBACK_QUESTIONS as QUESTIONS,
   NOTION_CREDENTIALS,
   providerEnv,
   SLACK_CREDENTIALS,
@@ -25,21 +26,6 @@ import { loadConfig } from '../../src/config.ts';
 import { createKafka, topicsFor } from '../../src/kafka/kafka.ts';
 import { runConsumer } from '../../src/kafka/consumer.ts';
 import { createLogger } from '../../src/logger.ts';
-
-const QUESTIONS = [
-  { id: 'feedback', type: 'openText', headline: 'What do you think?', required: false },
-  { id: 'score', type: 'rating', headline: 'How likely?', required: false, range: 5 },
-  {
-    id: 'plan',
-    type: 'multipleChoiceSingle',
-    headline: 'Plan',
-    required: false,
-    choices: [
-      { id: 'pro', label: { default: 'Pro, yearly' } },
-      { id: 'free', label: 'Free' },
-    ],
-  },
-];
 
 describe('integrations: Slack and Notion', () => {
   let slack: FakeSlack;

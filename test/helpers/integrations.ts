@@ -8,6 +8,22 @@ import type { FakeSlack } from './fake-slack.ts';
 
 export const WEBAPP_URL = 'https://chorus.example';
 
+/** A survey's questions that fill Slack sections and Notion title, number and select properties. */
+export const FEEDBACK_QUESTIONS = [
+  { id: 'feedback', type: 'openText', headline: 'What do you think?', required: false },
+  { id: 'score', type: 'rating', headline: 'How likely?', required: false, range: 5 },
+  {
+    id: 'plan',
+    type: 'multipleChoiceSingle',
+    headline: 'Plan',
+    required: false,
+    choices: [
+      { id: 'pro', label: { default: 'Pro, yearly' } },
+      { id: 'free', label: 'Free' },
+    ],
+  },
+];
+
 /** Fakes started with these credentials match providerEnv. */
 export const SLACK_CREDENTIALS = { clientId: 'slack-client', clientSecret: 'slack-secret' };
 export const NOTION_CREDENTIALS = { clientId: 'notion-client', clientSecret: 'notion-secret' };

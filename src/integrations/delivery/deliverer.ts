@@ -137,13 +137,7 @@ async function recover(deps: DelivererDeps, id: string, claimedAt: Date, log: Lo
   const integration = delivery.link.integration;
   try {
     const outgoing = await prepare(deps, em, delivery);
-    const externalId = await findSent(
-      deps,
-      em,
-      outgoing,
-      delivery,
-      new Date(claimedAt.getTime() - LOOKBACK_MS),
-    );
+    const externalId = await findSent(em, outgoing, delivery, new Date(claimedAt.getTime() - LOOKBACK_MS));
     if (externalId) {
       em.assign(delivery, { status: 'delivered', externalId, lastError: null, updatedAt: new Date() });
       deps.metrics?.deliveries.inc({ provider: integration.provider, outcome: 'delivered' });
@@ -164,7 +158,7 @@ async function recover(deps: DelivererDeps, id: string, claimedAt: Date, log: Lo
       log.warn({ err: error, deliveryId: id }, 'could not settle an interrupted delivery; trying later');
       return;
     }
-    const reason = error instanceof ProviderError ? error.failure.reason : (error as Error).message;
+    const { reason } = failureOf(error);
     await recordFailure(
       deps,
       em,
@@ -194,7 +188,7 @@ async function deliver(deps: DelivererDeps, id: string, log: Logger): Promise<vo
     async () => {
       let externalId: string;
       try {
-        externalId = await send(deps, await prepare(deps, em, delivery), delivery.id);
+        externalId = await send(await prepare(deps, em, delivery), delivery.id);
       } catch (error) {
         const failure = failureOf(error);
         failActiveSpan(`delivery failed (${failure.kind})`);
@@ -266,7 +260,7 @@ async function prepare(deps: DelivererDeps, em: EntityManager, delivery: Deliver
 }
 
 /** One call to the provider; returns the id of what it created. */
-async function send(deps: DelivererDeps, outgoing: Outgoing, deliveryId: string): Promise<string> {
+async function send(outgoing: Outgoing, deliveryId: string): Promise<string> {
   if (outgoing.provider === 'slack') {
     const { slack, token, channel, message } = outgoing;
     const sent = await inSpan('slack chat.postMessage', { kind: 'client' }, () =>
@@ -283,7 +277,6 @@ async function send(deps: DelivererDeps, outgoing: Outgoing, deliveryId: string)
 
 /** The id of what an interrupted send created, if the provider has it. */
 async function findSent(
-  deps: DelivererDeps,
   em: EntityManager,
   outgoing: Outgoing,
   delivery: Delivery,
