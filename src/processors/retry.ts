@@ -3,44 +3,7 @@
 // still owns the batch; anything else is a bug and is thrown at once, never retried.
 import type { BatchContext } from '../kafka/consumer.ts';
 import type { Logger } from '../logger.ts';
-
-const TRANSIENT_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EPIPE',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  '57P01',
-  '57P02',
-  '57P03', // admin shutdown, crash shutdown, cannot connect now
-  '53300', // too many connections
-  '40001',
-  '40P01', // serialization failure, deadlock
-]);
-
-export function isTransient(error: unknown): boolean {
-  for (let e: unknown = error, depth = 0; e && typeof e === 'object' && depth < 5; depth++) {
-    const { code, name, message, retriable } = e as {
-      code?: unknown;
-      name?: unknown;
-      message?: unknown;
-      retriable?: unknown;
-    };
-    if (typeof code === 'string' && (TRANSIENT_CODES.has(code) || code.startsWith('08'))) return true;
-    if (name === 'ChorusError' && (e as { kind?: string }).kind === 'unavailable') return true;
-    if (retriable === true) return true; // kafkajs marks its transient errors
-    if (
-      typeof message === 'string' &&
-      /Connection terminated|timeout exceeded when trying to connect|Knex: Timeout acquiring a connection/i.test(
-        message,
-      )
-    )
-      return true;
-    e = (e as { cause?: unknown }).cause;
-  }
-  return false;
-}
+import { isTransient } from '../transient.ts';
 
 export interface RetryOptions {
   initialDelayMs?: number;

@@ -25,7 +25,7 @@ import type { Publisher } from '../../kafka/publisher.ts';
 import { failActiveSpan, inSpan } from '../../observability/tracing.ts';
 import { questionsOf } from '../../surveys/definition.ts';
 import { ProviderError, type ProviderFailure } from '../failure.ts';
-import { isTransient } from '../../processors/retry.ts';
+import { isTransient } from '../../transient.ts';
 import { decryptToken } from '../secrets.ts';
 import { slackMessage } from '../slack/message.ts';
 import { pageProperties } from '../notion/properties.ts';
