@@ -1,31 +1,41 @@
-// `npm run bench`: the throughput of the Chorus edge next to a bare uWebSockets.js hello-world, in
-// one run on one machine. It brings up local services as `npm test` does, starts Chorus in-process
-// (role `all`: edge and processors) in a private test world, and loads each target in turn with the
-// same autocannon settings: a discarded warm-up, then the measured run. For Chorus it also measures
-// how fast acknowledged responses reach the `responses` table and the peak RSS of this process.
+// `npm run bench`: Chorus next to what it is measured against, in one run on one machine, each target
+// loaded in turn by the same autocannon settings (a discarded warm-up, then the measured run):
+// - hello world: a bare uWebSockets.js endpoint, the ceiling of the HTTP layer;
+// - baseline: a plain synchronous node:http server doing one PostgreSQL INSERT per request;
+// - Chorus edge alone (`chorus start --role edge`, processors off): Kafka-acknowledged POSTs/s, then
+//   a fixed-rate run at half that rate for its latency;
+// - Chorus as `npm start` runs it (`chorus start`: the edge, and the processors and integrations in
+//   child processes): acknowledged POSTs/s and rows persisted per second end to end.
+// Chorus runs as child processes built from dist/ (`npm run bench` builds first), in a private test
+// world (its own database and topics) on the local services `npm test` uses; their RSS and CPU are
+// read per process from /proc.
 //
-// Settings: BENCH_DURATION_S (10), BENCH_CONNECTIONS (50); BENCH_LOG_LEVEL (warn) for Chorus' logs
-// on stderr; BENCH_TRACING (false): with `1`, Chorus runs with OpenTelemetry on, exporting over
-// OTLP/protobuf to a local sink, to compare with a run without it (OTEL_TRACES_SAMPLER and
-// OTEL_TRACES_SAMPLER_ARG apply as usual: by default every request is sampled).
+// Settings: BENCH_DURATION_S (10), BENCH_CONNECTIONS (50); BENCH_LOG_LEVEL (warn) for the bench's logs;
+// BENCH_TRACING (false): with `1`, Chorus runs with OpenTelemetry on, exporting over OTLP to a
+// local sink, to compare with a run without it (OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG
+// apply as usual: by default every request is sampled).
 // Results: a table on stdout and bench/results/latest.json.
 import os from 'node:os';
 import Type from 'typebox';
+import { loadConfig } from '../src/config.ts';
+import { ensureLocalServices } from '../src/local-services.ts';
 import { createLogger } from '../src/logger.ts';
-import type { Chorus } from '../src/roles/start.ts';
-import { Response } from '../src/store/entities.ts';
 import { createEnvironment } from '../src/store/environments.ts';
+import { migrate, openStore, type Orm } from '../src/store/orm.ts';
 import { createSurvey } from '../src/store/surveys.ts';
+import { createTestWorld } from '../test/helpers/env.ts';
+import { freePort } from '../test/helpers/local-kafka.ts';
+import { startBaselineServer } from './baseline-server.ts';
 import { startHelloServer } from './hello-server.ts';
 import { startOtlpSink } from './otlp-sink.ts';
-import { runLoad, type LoadOptions } from './load.ts';
-import { formatTable, writeJson, type BenchReport } from './report.ts';
+import { runLoad, type LoadOptions, type LoadResult } from './load.ts';
+import { sampleTree, startChorusProcess, type ProcessUsage } from './processes.ts';
+import { formatTable, writeJson, type BenchReport, type ChorusTarget } from './report.ts';
 import { loadSettings, LogLevel } from './settings.ts';
-import { runBench } from './setup.ts';
 
 const WARMUP_S = 2;
-const RSS_SAMPLE_MS = 200;
 const SETTLE_MS = 1000;
+const READY_TIMEOUT_MS = 120_000;
 const RESULTS = new URL('./results/latest.json', import.meta.url);
 /** A realistic finished response; the survey it answers is validated in full at the edge. */
 const bodyFor = (surveyId: string) =>
@@ -46,19 +56,27 @@ const Settings = Type.Object({
 
 const settings = loadSettings(Settings);
 const logger = createLogger(settings.BENCH_LOG_LEVEL, process.stderr);
-// Chorus reads its configuration from the environment of this process (the bench's test world).
+const config = loadConfig();
+const local = await ensureLocalServices(config, logger);
+// As test/run.ts hands its test files: the world's database goes on the server just brought up.
+process.env.CHORUS_TEST_DATABASE_URL = local.databaseUrl;
+const world = await createTestWorld('bench', {
+  KAFKA_BROKERS: config.kafka.brokers.join(','),
+  REDIS_URL: config.redis.url,
+  LOG_LEVEL: 'warn',
+  // The load comes from one address into one environment: the limiter runs on every request (its
+  // cost is part of the figures), with limits the load cannot reach.
+  RATE_LIMIT_CLIENT_PER_ADDRESS: '0',
+  RATE_LIMIT_CLIENT_PER_ENVIRONMENT: '1000000000',
+});
 const sink = settings.BENCH_TRACING ? await startOtlpSink() : undefined;
 if (sink)
-  Object.assign(process.env, {
-    OTEL_EXPORTER_OTLP_ENDPOINT: sink.endpoint,
-    OTEL_TRACES_SAMPLER: 'always_on',
-  });
-await runBench('bench', logger, async ({ chorus }) => {
-  const { environmentId } = await createEnvironment(chorus.orm.em.fork(), {
-    plan: 'enterprise',
-    name: 'bench',
-  });
-  const survey = await createSurvey(chorus.orm.em.fork(), {
+  Object.assign(world.env, { OTEL_EXPORTER_OTLP_ENDPOINT: sink.endpoint, OTEL_TRACES_SAMPLER: 'always_on' });
+const orm = await openStore(world.databaseUrl);
+try {
+  await migrate(orm);
+  const { environmentId } = await createEnvironment(orm.em.fork(), { plan: 'enterprise', name: 'bench' });
+  const survey = await createSurvey(orm.em.fork(), {
     environmentId,
     status: 'inProgress',
     questions: [
@@ -66,30 +84,44 @@ await runBench('bench', logger, async ({ chorus }) => {
       { id: 'q2', type: 'rating', headline: 'How likely?', required: true, range: 5 },
     ],
   });
-  const hello = await startHelloServer();
-  try {
-    await benchmark(chorus, hello.port, {
-      url: `http://127.0.0.1:${chorus.port}/api/v1/client/${environmentId}/responses`,
-      body: bodyFor(survey.id),
-      connections: settings.BENCH_CONNECTIONS,
-      durationS: settings.BENCH_DURATION_S,
-    });
-    if (sink) {
-      const traces = sink.received.get('/v1/traces');
-      console.log(
-        `OpenTelemetry on: ${traces?.requests ?? 0} trace exports, ${((traces?.bytes ?? 0) / 2 ** 20).toFixed(1)} MiB`,
-      );
-    }
-  } finally {
-    hello.close(); // the sink stays open: Chorus exports its last spans when it stops
+  const load = {
+    body: bodyFor(survey.id),
+    connections: settings.BENCH_CONNECTIONS,
+    durationS: settings.BENCH_DURATION_S,
+  };
+  const path = `/api/v1/client/${environmentId}/responses`;
+  await benchmark(orm, path, load);
+  if (sink) {
+    const traces = sink.received.get('/v1/traces');
+    console.log(
+      `OpenTelemetry on: ${traces?.requests ?? 0} trace exports, ${((traces?.bytes ?? 0) / 2 ** 20).toFixed(1)} MiB`,
+    );
   }
-});
+} catch (error) {
+  logger.fatal({ err: error }, 'bench failed');
+  process.exitCode = 1;
+} finally {
+  await orm.close();
+  await world.cleanup().catch((err: unknown) => logger.warn({ err }, 'cleanup failed'));
+  await local.stop();
+}
+// Kafka and database clients may keep timers alive for a while after closing: the bench is done.
+process.exit(process.exitCode ?? 0);
 
-/** Loads hello-world, then Chorus with the same settings; prints the table and writes the JSON. */
-async function benchmark(chorus: Chorus, helloPort: number, load: LoadOptions & { body: string }) {
+type Load = Omit<LoadOptions, 'url'>;
+
+async function benchmark(orm: Orm, path: string, load: Load): Promise<void> {
   const startedAt = new Date().toISOString();
-  const helloResult = await warmUpAndMeasure({ ...load, url: `http://127.0.0.1:${helloPort}/hello` });
-  const chorusResult = await measureChorus(chorus, load);
+  const hello = await startHelloServer();
+  const helloResult = await warmUpAndMeasure({ ...load, url: `http://127.0.0.1:${hello.port}/hello` });
+  hello.close();
+  const baseline = await startBaselineServer(world.databaseUrl);
+  const baselineResult = await warmUpAndMeasure({ ...load, url: `http://127.0.0.1:${baseline.port}/` });
+  await baseline.close();
+
+  // The whole service first: the edge alone leaves its events unconsumed in the topics.
+  const all = await measureChorus('all', orm, path, load, { fixedRate: false });
+  const edge = await measureChorus('edge', orm, path, load, { fixedRate: true });
 
   const report: BenchReport = {
     startedAt,
@@ -102,59 +134,86 @@ async function benchmark(chorus: Chorus, helloPort: number, load: LoadOptions & 
       connections: load.connections,
       durationS: load.durationS,
       warmupS: WARMUP_S,
-      body: load.body,
+      body: load.body!,
     },
     hello: helloResult,
-    chorus: chorusResult,
-    ratio: chorusResult.requestsPerSecond / helloResult.requestsPerSecond,
+    baseline: baselineResult,
+    edge,
+    all,
+    edgeToHello: edge.requestsPerSecond / helloResult.requestsPerSecond,
+    persistedToBaseline: (all.rowsPerSecond ?? 0) / baselineResult.requestsPerSecond,
   };
   await writeJson(report, RESULTS);
   console.log(formatTable(report));
   console.log(`\nWritten to ${RESULTS.pathname}`);
 }
 
-async function warmUpAndMeasure(options: LoadOptions) {
+async function warmUpAndMeasure(options: LoadOptions): Promise<LoadResult> {
   await runLoad({ ...options, durationS: WARMUP_S });
   return runLoad(options);
 }
 
-async function measureChorus(chorus: Chorus, options: LoadOptions): Promise<BenchReport['chorus']> {
-  const countRows = () => chorus.orm.em.fork().count(Response, {});
-  // A slow processor can lag far behind the edge: give it ample time, but not forever.
-  const deadlineMs = Math.max(60, 10 * options.durationS) * 1000;
+/**
+ * One Chorus target in a child process: warm-up, the measured run with its processes sampled, and
+ * for role `all` the wait until every acknowledged response is a row; for the edge alone, a
+ * fixed-rate run at half its rate for the latency.
+ */
+async function measureChorus(
+  role: 'all' | 'edge',
+  orm: Orm,
+  path: string,
+  load: Load,
+  { fixedRate }: { fixedRate: boolean },
+): Promise<ChorusTarget> {
+  const port = await freePort();
+  const chorus = startChorusProcess(role, world.env, port);
+  try {
+    await chorus.ready(READY_TIMEOUT_MS);
+    const url = `http://127.0.0.1:${port}${path}`;
+    const countRows = async () =>
+      Number(
+        (await orm.em.getConnection().execute<{ n: string }[]>('select count(*) as n from responses'))[0]!.n,
+      );
+    const deadlineMs = Math.max(60, 10 * load.durationS) * 1000;
 
-  // The warm-up's rows must be stored before the measured window starts, or they would count in it.
-  // That includes the requests still in flight when autocannon stopped: it never sees their answers,
-  // but the edge still publishes them. So wait for the 2xx count, then for the count to settle.
-  const warmUp = await runLoad({ ...options, durationS: WARMUP_S });
-  const before = await waitForRows(countRows, warmUp.ok2xx, Date.now() + deadlineMs, SETTLE_MS);
+    const warmUp = await runLoad({ ...load, url, durationS: WARMUP_S });
+    // The warm-up's rows must be stored before the measured window starts, or they would count in it
+    // (the world's database is new: the count starts at 0).
+    const before =
+      role === 'all'
+        ? await waitForRows(countRows, warmUp.ok2xx, Date.now() + deadlineMs, SETTLE_MS)
+        : undefined;
 
-  const rssBefore = process.memoryUsage().rss;
-  let rssPeak = rssBefore;
-  const sampler = setInterval(() => {
-    rssPeak = Math.max(rssPeak, process.memoryUsage().rss);
-  }, RSS_SAMPLE_MS);
-  const cpuBefore = process.cpuUsage();
-  const result = await runLoad(options).finally(() => clearInterval(sampler));
-  const cpu = process.cpuUsage(cpuBefore);
-  // autocannon's duration starts after its process started, so this slightly overstates the cores.
-  const cpuCores = (cpu.user + cpu.system) / 1e6 / result.durationS;
+    const sampler = sampleTree(chorus.pid);
+    const result = await runLoad({ ...load, url });
+    const processes: ProcessUsage[] = sampler.stop();
 
-  // Requests in flight when autocannon stopped, and any non-2xx answer whose command did reach
-  // Kafka, are stored too, so the count may pass the number of 2xx answers: reaching it is enough.
-  const after = await waitForRows(countRows, before.rows + result.ok2xx, result.startedAtMs + deadlineMs);
-  const persistSeconds = (after.at - result.startedAtMs) / 1000;
-  const rowsPersisted = after.rows - before.rows;
-  return {
-    ...result,
-    rowsPersisted,
-    rowsPerSecond: rowsPersisted / persistSeconds,
-    persistSeconds,
-    persistComplete: after.complete,
-    rssBeforeBytes: rssBefore,
-    rssPeakBytes: rssPeak,
-    cpuCores,
-  };
+    let persisted: Pick<
+      ChorusTarget,
+      'rowsPersisted' | 'rowsPerSecond' | 'persistSeconds' | 'persistComplete'
+    > = {};
+    if (before) {
+      // Requests in flight when autocannon stopped are stored too: reaching the 2xx count is enough.
+      const after = await waitForRows(countRows, before.rows + result.ok2xx, result.startedAtMs + deadlineMs);
+      const persistSeconds = (after.at - result.startedAtMs) / 1000;
+      persisted = {
+        rowsPersisted: after.rows - before.rows,
+        rowsPerSecond: (after.rows - before.rows) / persistSeconds,
+        persistSeconds,
+        persistComplete: after.complete,
+      };
+    }
+    let atHalfRate: LoadResult | undefined;
+    let processesAtHalfRate: ProcessUsage[] | undefined;
+    if (fixedRate) {
+      const halfRate = sampleTree(chorus.pid);
+      atHalfRate = await runLoad({ ...load, url, overallRate: result.requestsPerSecond / 2 });
+      processesAtHalfRate = halfRate.stop();
+    }
+    return { ...result, ...persisted, processes, atHalfRate, processesAtHalfRate };
+  } finally {
+    await chorus.stop();
+  }
 }
 
 /**

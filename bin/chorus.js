@@ -1,7 +1,29 @@
 #!/usr/bin/env node
-// The `chorus` command. Sources are TypeScript run through tsx's loader (no build step to forget).
-import { register } from 'tsx/esm/api';
+// The `chorus` command. It runs the compiled JavaScript in dist/ (`npm run build`, which `npm ci`
+// and `npm start` run) when that build is newer than every source file; otherwise, as while
+// developing, the TypeScript sources through tsx's loader, so that a stale build never runs.
+import { readdirSync, statSync } from 'node:fs';
 
-register();
-const { main } = await import('../src/cli.ts');
-process.exitCode = await main(process.argv.slice(2));
+const source = new URL('../src/', import.meta.url);
+const built = statSync(new URL('../dist/.built', import.meta.url), { throwIfNoEntry: false });
+
+/** The newest modification time of the sources below `dir` (tests excluded). */
+function newestSource(dir) {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (entry.isDirectory()) newest = Math.max(newest, newestSource(new URL(`${entry.name}/`, dir)));
+    else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts'))
+      newest = Math.max(newest, statSync(new URL(entry.name, dir)).mtimeMs);
+  }
+  return newest;
+}
+
+let cli;
+if (built && built.mtimeMs >= newestSource(source)) {
+  cli = await import('../dist/cli.js');
+} else {
+  const { register } = await import('tsx/esm/api');
+  register();
+  cli = await import('../src/cli.ts');
+}
+process.exitCode = await cli.main(process.argv.slice(2));

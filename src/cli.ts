@@ -18,6 +18,7 @@ import {
 } from './store/entities.ts';
 import { replayDeliveries } from './store/integrations.ts';
 import { ROLES, startChorus, type Role } from './roles/start.ts';
+import { startAllRoles } from './roles/supervisor.ts';
 
 const USAGE = `Usage:
   chorus start [--role all|edge|processor|integrations]  serve (default role: all)
@@ -74,7 +75,9 @@ async function start(args: string[]): Promise<number> {
   const { values } = parseArgs({ args, options: { role: { type: 'string', default: 'all' } } });
   if (!ROLES.includes(values.role as Role))
     throw new UsageError(`--role must be one of ${ROLES.join(', ')}\n${USAGE}`);
-  const chorus = await startChorus({ role: values.role as Role });
+  // Role `all` runs each role in its own process (see roles/supervisor.ts).
+  const chorus =
+    values.role === 'all' ? await startAllRoles() : await startChorus({ role: values.role as Role });
   if (chorus.demo) {
     process.stdout.write(
       [
@@ -98,8 +101,16 @@ async function start(args: string[]): Promise<number> {
     };
     process.on('SIGINT', shutdown);
     process.on('SIGTERM', shutdown);
+    // A child of `chorus start` (role all) stops when its parent is gone, however it ended (even
+    // while this process was starting).
+    if (process.send) {
+      process.once('disconnect', shutdown);
+      if (!process.connected) shutdown();
+    }
   });
   await chorus.stop();
+  // The channel to a parent would keep this process alive.
+  if (process.connected) process.disconnect();
   return 0;
 }
 

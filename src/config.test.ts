@@ -129,3 +129,25 @@ test('the service name comes from OTEL_SERVICE_NAME, else from service.name in t
     'chorus-eu',
   );
 });
+
+test('rate limits have generous defaults, 0 turns one off, and the idempotency window is in seconds', () => {
+  const defaults = loadConfig({}).http;
+  assert.deepEqual(defaults.rateLimit, {
+    windowSeconds: 60,
+    clientPerEnvironment: 300_000,
+    clientPerAddress: 1200,
+    managementPerKey: 1000,
+    redisTimeoutMs: 25,
+  });
+  assert.equal(defaults.idempotencyWindowSeconds, 86_400);
+  const off = loadConfig({ RATE_LIMIT_CLIENT_PER_ADDRESS: '0', IDEMPOTENCY_WINDOW_S: '3600' }).http;
+  assert.equal(off.rateLimit.clientPerAddress, 0);
+  assert.equal(off.idempotencyWindowSeconds, 3600);
+  assert.throws(
+    () => loadConfig({ RATE_LIMIT_CLIENT_PER_ENVIRONMENT: '-1', RATE_LIMIT_WINDOW_S: 'soon' }),
+    (error: unknown) =>
+      error instanceof ConfigError &&
+      error.problems.some((p) => p.startsWith('RATE_LIMIT_CLIENT_PER_ENVIRONMENT')) &&
+      error.problems.some((p) => p.startsWith('RATE_LIMIT_WINDOW_S')),
+  );
+});

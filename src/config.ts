@@ -30,7 +30,7 @@ const Env = Type.Object({
   KAFKA_CONSUMER_GROUP_PREFIX: Type.String({ default: 'chorus', minLength: 1 }),
   KAFKA_PARTITIONS: Type.Integer({ default: 12, minimum: 1, maximum: 1000 }),
   KAFKA_ACK_TIMEOUT_MS: Type.Integer({ default: 5000, minimum: 100 }),
-  KAFKA_LINGER_MS: Type.Number({ default: 2, minimum: 0, maximum: 1000 }),
+  KAFKA_LINGER_MS: Type.Number({ default: 0, minimum: 0, maximum: 1000 }),
   KAFKA_MAX_BATCH_MESSAGES: Type.Integer({ default: 500, minimum: 1 }),
   PROCESSOR_CONCURRENCY: Type.Integer({ default: 4, minimum: 1, maximum: 64 }),
   LOG_LEVEL: Type.String({ default: 'info' }),
@@ -70,6 +70,18 @@ const Env = Type.Object({
   DELIVERY_MAX_ATTEMPTS: Type.Integer({ default: 12, minimum: 1, maximum: 100 }),
   // Longer than a provider call can take (10 s timeout), so a lease only ever expires on a dead worker.
   DELIVERY_LEASE_S: Type.Integer({ default: 120, minimum: 15, maximum: 3600 }),
+  // Rate limits of the edge, shared by every edge through Redis (0 turns a limit off). Per window of
+  // RATE_LIMIT_WINDOW_S: a campaign burst comes from thousands of addresses into one environment, so
+  // its limit is high (5,000/s); one address (an office behind one NAT, say) gets 20 per second.
+  RATE_LIMIT_WINDOW_S: Type.Integer({ default: 60, minimum: 1, maximum: 3600 }),
+  RATE_LIMIT_CLIENT_PER_ENVIRONMENT: Type.Integer({ default: 300_000, minimum: 0 }),
+  RATE_LIMIT_CLIENT_PER_ADDRESS: Type.Integer({ default: 1200, minimum: 0 }),
+  RATE_LIMIT_MANAGEMENT_PER_KEY: Type.Integer({ default: 1000, minimum: 0 }),
+  // How long a request waits for the limiter's answer before it is let through (fail open): above a
+  // loaded Redis's p99 (~10 ms), so that the limit still holds when it matters most.
+  RATE_LIMIT_REDIS_TIMEOUT_MS: Type.Integer({ default: 25, minimum: 1, maximum: 1000 }),
+  // How long a POST's Idempotency-Key is remembered.
+  IDEMPOTENCY_WINDOW_S: Type.Integer({ default: 86_400, minimum: 60, maximum: 7 * 86_400 }),
 });
 type Env = Static<typeof Env>;
 
@@ -79,7 +91,17 @@ export const DEFAULT_KAFKA_BROKERS = ['127.0.0.1:9092'];
 
 export interface Config {
   /** `trustedProxyHops`: proxies in front of the edge whose X-Forwarded-For entries are believed. */
-  readonly http: { readonly host: string; readonly port: number; readonly trustedProxyHops: number };
+  readonly http: {
+    readonly host: string;
+    readonly port: number;
+    readonly trustedProxyHops: number;
+    /** Limits per `windowSeconds`, shared by every edge through Redis; 0 is no limit. */
+    readonly rateLimit: RateLimitConfig;
+    /** How long an `Idempotency-Key` of a POST is remembered (across edges, in Redis). */
+    readonly idempotencyWindowSeconds: number;
+    /** REDIS_KEY_PREFIX, for the edge's shared state (rate limits, idempotency keys). */
+    readonly redisKeyPrefix: string;
+  };
   /** `explicit` is false when the default was taken (so a local or embedded server may be started). */
   readonly database: { readonly url: string; readonly explicit: boolean };
   readonly redis: { readonly url: string; readonly keyPrefix: string };
@@ -125,6 +147,15 @@ export interface Config {
   readonly tracing: TracingConfig | undefined;
   /** Error tracking; undefined (off) unless SENTRY_DSN is set. */
   readonly errorTracking: { readonly dsn: string; readonly environment: string } | undefined;
+}
+
+export interface RateLimitConfig {
+  readonly windowSeconds: number;
+  readonly clientPerEnvironment: number;
+  readonly clientPerAddress: number;
+  readonly managementPerKey: number;
+  /** Beyond this wait for Redis, a request is let through (and counted as `unavailable`). */
+  readonly redisTimeoutMs: number;
 }
 
 export interface TracingConfig {
@@ -175,7 +206,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (problems.length > 0) throw new ConfigError(problems);
 
   return deepFreeze({
-    http: { host: e.HOST, port: e.PORT, trustedProxyHops: e.TRUSTED_PROXY_HOPS },
+    http: {
+      host: e.HOST,
+      port: e.PORT,
+      trustedProxyHops: e.TRUSTED_PROXY_HOPS,
+      rateLimit: {
+        windowSeconds: e.RATE_LIMIT_WINDOW_S,
+        clientPerEnvironment: e.RATE_LIMIT_CLIENT_PER_ENVIRONMENT,
+        clientPerAddress: e.RATE_LIMIT_CLIENT_PER_ADDRESS,
+        managementPerKey: e.RATE_LIMIT_MANAGEMENT_PER_KEY,
+        redisTimeoutMs: e.RATE_LIMIT_REDIS_TIMEOUT_MS,
+      },
+      idempotencyWindowSeconds: e.IDEMPOTENCY_WINDOW_S,
+      redisKeyPrefix: e.REDIS_KEY_PREFIX,
+    },
     database: { url: e.DATABASE_URL ?? DEFAULT_DATABASE_URL, explicit: e.DATABASE_URL !== undefined },
     redis: { url: e.REDIS_URL, keyPrefix: e.REDIS_KEY_PREFIX },
     telemetry: { url: e.TELEMETRY_URL.replace(/\/+$/, ''), cron: e.TELEMETRY_CRON },

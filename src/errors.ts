@@ -12,19 +12,25 @@ export type ErrorKind =
   | 'method_not_allowed'
   | 'conflict'
   | 'response_already_finished'
-  | 'unavailable'; // a dependency (Kafka, PostgreSQL) cannot take the write now: retry later
+  | 'unavailable' // a dependency (Kafka, PostgreSQL) cannot take the write now: retry later
+  | 'too_many_requests' // a rate limit: see tooManyRequests
+  | 'idempotency_key_reused'; // an Idempotency-Key sent again with another request
 
 export type ErrorDetails = Record<string, unknown>;
 
 export class ChorusError extends Error {
+  /** When the client may try again (`Retry-After`), where the error says. */
+  readonly retryAfterSeconds: number | undefined;
+
   constructor(
     readonly kind: ErrorKind,
     message: string,
     readonly details: ErrorDetails = {},
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; retryAfterSeconds?: number },
   ) {
     super(message, options);
     this.name = 'ChorusError';
+    this.retryAfterSeconds = options?.retryAfterSeconds;
   }
 }
 
@@ -45,4 +51,13 @@ export const unavailable = (what: string, cause?: unknown) =>
     `${what} is temporarily unavailable. Please try again later.`,
     {},
     { cause },
+  );
+
+/** A rate limit was reached; the client may try again after `retryAfterSeconds`. */
+export const tooManyRequests = (retryAfterSeconds: number) =>
+  new ChorusError(
+    'too_many_requests',
+    'Maximum number of requests reached. Please try again later.',
+    {},
+    { retryAfterSeconds },
   );

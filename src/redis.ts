@@ -1,4 +1,5 @@
 // The one module that imports the Redis client.
+import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
 
 export type { Redis };
@@ -8,6 +9,7 @@ export function createRedis(url: string, onError: (error: Error) => void = () =>
   const redis = new Redis(url, {
     lazyConnect: true,
     maxRetriesPerRequest: 2,
+    enableAutoPipelining: true,
     connectTimeout: 2000,
     // Never queue commands while disconnected: callers get an error at once and decide.
     enableOfflineQueue: false,
@@ -38,4 +40,24 @@ export async function connected(redis: Redis, timeoutMs = 2000): Promise<Redis> 
 
 export async function redisAnswers(redis: Redis): Promise<boolean> {
   return (await (await connected(redis)).ping().catch(() => '')) === 'PONG';
+}
+
+/**
+ * A Lua script run by its SHA-1 (EVALSHA: the script text is sent only once per server, after a
+ * NOSCRIPT answer), so that a check-and-update is one atomic round trip.
+ */
+export function luaScript(lua: string) {
+  const sha = createHash('sha1').update(lua).digest('hex');
+  return async (
+    redis: Redis,
+    keys: readonly string[],
+    args: readonly (string | number)[],
+  ): Promise<unknown> => {
+    try {
+      return await redis.evalsha(sha, keys.length, ...keys, ...args);
+    } catch (error) {
+      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+      return redis.eval(lua, keys.length, ...keys, ...args);
+    }
+  };
 }

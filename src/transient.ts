@@ -16,24 +16,47 @@ const TRANSIENT_CODES = new Set([
   '40P01', // serialization failure, deadlock
 ]);
 
+/**
+ * Failures that pg, pg-pool, knex and PostgreSQL describe only in words (no code): the connection
+ * broke or was refused, the pool could not hand one out in time, the server is starting or stopping.
+ */
+const TRANSIENT_MESSAGES = new RegExp(
+  [
+    'Connection terminated', // pg: "… unexpectedly", "… due to connection timeout"
+    'timeout exceeded when trying to connect', // pg-pool
+    'Knex: Timeout acquiring a connection',
+    'Client has encountered a connection error and is not queryable', // pg, after a socket error
+    'Client was closed and is not queryable', // pg, a pooled client the server dropped
+    'Query read timeout', // pg query_timeout
+    'the database system is (starting up|shutting down|in recovery mode|not yet accepting connections)',
+    'terminating connection due to administrator command',
+    'server closed the connection unexpectedly',
+    'Connection ended unexpectedly',
+  ].join('|'),
+  'i',
+);
+
 export function isTransient(error: unknown): boolean {
   for (let e: unknown = error, depth = 0; e && typeof e === 'object' && depth < 5; depth++) {
-    const { code, name, message, retriable } = e as {
+    const { code, name, message, retriable, errors } = e as {
       code?: unknown;
       name?: unknown;
       message?: unknown;
       retriable?: unknown;
+      errors?: unknown;
     };
-    if (typeof code === 'string' && (TRANSIENT_CODES.has(code) || code.startsWith('08'))) return true;
-    if (name === 'ChorusError' && (e as { kind?: string }).kind === 'unavailable') return true;
-    if (retriable === true) return true; // kafkajs marks its transient errors
+    // Class 08 is a broken connection, except 08P01: the server refused what it was sent (a NUL in
+    // inlined SQL text), which fails again however often it is retried.
     if (
-      typeof message === 'string' &&
-      /Connection terminated|timeout exceeded when trying to connect|Knex: Timeout acquiring a connection/i.test(
-        message,
-      )
+      typeof code === 'string' &&
+      (TRANSIENT_CODES.has(code) || (code.startsWith('08') && code !== '08P01'))
     )
       return true;
+    if (name === 'ChorusError' && (e as { kind?: string }).kind === 'unavailable') return true;
+    if (retriable === true) return true; // kafkajs marks its transient errors
+    if (typeof message === 'string' && TRANSIENT_MESSAGES.test(message)) return true;
+    // Node's happy-eyeballs connect fails with an AggregateError of one error per address.
+    if (Array.isArray(errors) && errors.some((inner) => isTransient(inner))) return true;
     e = (e as { cause?: unknown }).cause;
   }
   return false;

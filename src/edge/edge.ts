@@ -20,12 +20,15 @@ import type { HttpHandler, HttpReply } from './http/types.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { traceServerRequest, tracingEnabled } from '../observability/tracing.ts';
 import { createRouter } from './router.ts';
-import { healthRoutes, type HealthChecks } from './health.ts';
+import { healthRoutes, type Readiness } from './health.ts';
 import { CORS_HEADERS, type ClientContext } from './client/context.ts';
 import { clientResponseRoutes } from './client/responses.ts';
 import { clientDisplayRoutes } from './client/displays.ts';
 import { clientIdentifyRoutes } from './client/identify.ts';
 import { singleUseIds } from './client/single-use.ts';
+import { idempotency } from './client/idempotency.ts';
+import { redisRateLimiter } from './rate-limit.ts';
+import { rateLimited } from './request-limits.ts';
 import type { ManagementContext } from './management/context.ts';
 import { managementResponseRoutes } from './management/responses.ts';
 import { managementSurveyRoutes } from './management/surveys.ts';
@@ -78,11 +81,11 @@ export interface EdgeDeps {
   providers: ProviderApis;
   databaseUrl: string;
   orm: Orm;
-  /** Shared state of all edges (single-use id reservations). */
+  /** Shared state of all edges (single-use id reservations, rate limits, idempotency keys). */
   redis: Redis;
   publisher: Publisher;
   topics: Topics;
-  health: HealthChecks;
+  readiness: Readiness;
   logger: Logger;
 }
 
@@ -134,12 +137,19 @@ export async function startEdge(deps: EdgeDeps): Promise<RunningEdge> {
   // A revoked key stops working within the time-to-live.
   const keys = cache((hash) => findApiKeyGrant(em, hash), 5_000, 10_000);
   const management: ManagementContext = { orm, keys, client };
+  const idempotencyKeys = idempotency({
+    redis: deps.redis,
+    keyPrefix: deps.http.redisKeyPrefix,
+    windowSeconds: deps.http.idempotencyWindowSeconds,
+    metrics: deps.metrics,
+    logger: log,
+  });
 
   const router = createRouter(
     [
-      ...healthRoutes(deps.health),
-      ...clientResponseRoutes(client),
-      ...clientDisplayRoutes(client),
+      ...healthRoutes(deps.readiness),
+      ...clientResponseRoutes(client, idempotencyKeys),
+      ...clientDisplayRoutes(client, idempotencyKeys),
       ...clientIdentifyRoutes(client),
       ...managementResponseRoutes(management),
       ...managementSurveyRoutes(management),
@@ -155,7 +165,20 @@ export async function startEdge(deps: EdgeDeps): Promise<RunningEdge> {
     log,
   );
   // Wrapped only in what is on: without tracing, a request pays for no span code at all.
-  let handler: HttpHandler = router;
+  let handler: HttpHandler = rateLimited(router, {
+    limiter: redisRateLimiter({
+      redis: deps.redis,
+      keyPrefix: deps.http.redisKeyPrefix,
+      windowSeconds: deps.http.rateLimit.windowSeconds,
+      timeoutMs: deps.http.rateLimit.redisTimeoutMs,
+      logger: log,
+    }),
+    limits: deps.http.rateLimit,
+    trustedProxyHops: deps.http.trustedProxyHops,
+    apiKeys: keys,
+    metrics: deps.metrics,
+    logger: log,
+  });
   if (tracingEnabled()) handler = traced(handler);
   if (deps.metrics) handler = measured(handler, deps.metrics);
   const server = await listen({

@@ -1,8 +1,10 @@
 // The ONE place where domain errors become HTTP: status, envelope and headers. The bodies follow
 // the compat notes: `{code, message, details}` with `details` always an object.
-import { ChorusError, type ErrorKind } from '../errors.ts';
+import { ChorusError, type ErrorKind, unavailable } from '../errors.ts';
 import type { Logger } from '../logger.ts';
+import { isTransient } from '../transient.ts';
 import type { HttpReply } from './http/types.ts';
+import { noteUnavailable, whatFailed } from './outages.ts';
 import { MAX_BODY_BYTES } from './http/types.ts';
 
 const STATUS: Record<ErrorKind, [number, string]> = {
@@ -17,10 +19,13 @@ const STATUS: Record<ErrorKind, [number, string]> = {
   conflict: [409, 'conflict'],
   payload_too_large: [413, 'payload_too_large'],
   unavailable: [503, 'service_unavailable'],
+  too_many_requests: [429, 'too_many_requests'],
+  // draft-ietf-httpapi-idempotency-key-header: a key reused for a different request.
+  idempotency_key_reused: [422, 'unprocessable_entity'],
 };
 
-/** Seconds a client should wait before retrying after a 503. */
-const RETRY_AFTER_SECONDS = '5';
+/** Seconds a client should wait before retrying after a 503 that does not say. */
+const RETRY_AFTER_SECONDS = 5;
 
 export const API_HEADERS = { 'Cache-Control': 'private, no-store' } as const;
 
@@ -28,11 +33,15 @@ export function errorReply(error: unknown, logger: Logger): HttpReply {
   if (error instanceof ChorusError) {
     const [status, code] = STATUS[error.kind];
     const headers: Record<string, string> = { ...API_HEADERS };
-    if (status === 503) {
-      headers['Retry-After'] = RETRY_AFTER_SECONDS;
-      logger.warn({ err: error.cause ?? error }, error.message);
-    }
+    if (status === 503) noteUnavailable(error, logger);
+    const retryAfter = error.retryAfterSeconds ?? (status === 503 ? RETRY_AFTER_SECONDS : undefined);
+    if (retryAfter !== undefined) headers['Retry-After'] = String(retryAfter);
     return { status, headers, body: { code, message: error.message, details: error.details } };
+  }
+  // A dependency that failed under a handler that did not expect it (a store read of a management
+  // route, say) is an outage, not a bug: 503 with Retry-After like every other outage.
+  if (isTransient(error)) {
+    return errorReply(unavailable(whatFailed(error), error), logger);
   }
   logger.error({ err: error }, 'unexpected error while handling a request');
   return {

@@ -46,10 +46,26 @@ export function buildResponseMeta(input: {
   });
 }
 
+/**
+ * Parsed user agents: a few hundred strings make most of the traffic, and parsing one takes a few
+ * dozen regular expressions. Bounded (the header is the client's to choose): the oldest entry goes
+ * first, and very long strings are parsed every time.
+ */
+const parsedAgents = new Map<string, ResponseMeta['userAgent']>();
+const MAX_PARSED_AGENTS = 2_000;
+const MAX_CACHED_AGENT_LENGTH = 512;
+
 function parseUserAgent(header: string): ResponseMeta['userAgent'] {
+  const cached = parsedAgents.get(header);
+  if (cached) return { ...cached };
   const { browser, os, device } = new UAParser(header).getResult();
   // The parser names no type for desktops; other types (smarttv, console, …) pass through as given.
-  return withoutUndefined({ browser: browser.name, os: os.name, device: device.type ?? 'desktop' });
+  const parsed = withoutUndefined({ browser: browser.name, os: os.name, device: device.type ?? 'desktop' });
+  if (header.length <= MAX_CACHED_AGENT_LENGTH) {
+    if (parsedAgents.size >= MAX_PARSED_AGENTS) parsedAgents.delete(parsedAgents.keys().next().value!);
+    parsedAgents.set(header, parsed);
+  }
+  return { ...parsed };
 }
 
 /**

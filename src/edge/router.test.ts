@@ -79,3 +79,36 @@ test('an unavailable dependency answers 503 with Retry-After', async () => {
   assert.equal(reply.headers?.['Retry-After'], '5');
   assert.equal((reply.body as { code: string }).code, 'service_unavailable');
 });
+
+test('a HEAD runs the GET route of its path, and a path with GET allows HEAD', async () => {
+  const route = createRouter(
+    [
+      { method: 'GET', path: '/things/:id', handler: (r) => ({ status: 200, body: { id: r.params.id } }) },
+      { method: 'DELETE', path: '/things/:id', handler: () => ({ status: 200, body: {} }) },
+      { method: 'POST', path: '/other', handler: () => ({ status: 200, body: {} }) },
+    ],
+    logger,
+  );
+  const head = await route(request('HEAD', '/things/a'));
+  assert.equal(head.status, 200);
+  assert.deepEqual(head.body, { id: 'a' }); // the adapter sends its length, not the body
+  const wrong = await route(request('PUT', '/things/a'));
+  assert.equal(wrong.status, 405);
+  assert.equal(wrong.headers?.Allow, 'GET, HEAD, DELETE');
+  const noGet = await route(request('HEAD', '/other'));
+  assert.equal(noGet.status, 405);
+  assert.equal(noGet.headers?.Allow, 'POST');
+});
+
+test('a path parameter that is not valid percent-encoded UTF-8, or holds a NUL, answers 400', async () => {
+  const route = createRouter(
+    [{ method: 'GET', path: '/things/:id', handler: (r) => ({ status: 200, body: { id: r.params.id } }) }],
+    logger,
+  );
+  for (const id of ['%C3%28', '%ED%A0%80', 'a%00b', '%E2%82']) {
+    const reply = await route(request('GET', `/things/${id}`));
+    assert.equal(reply.status, 400, id);
+    assert.equal((reply.body as { code: string }).code, 'bad_request');
+  }
+  assert.deepEqual((await route(request('GET', '/things/%C3%A9t%C3%A9'))).body, { id: 'été' });
+});

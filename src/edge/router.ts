@@ -1,7 +1,8 @@
 // Matches a request to a route by method and path pattern (`:name` segments are parameters) and
 // runs its handler. Errors of any route become replies through `errorReply`; a route's `headers`
-// (CORS for the client API) are added to every answer of that route, errors included.
-import { ChorusError } from '../errors.ts';
+// (CORS for the client API) are added to every answer of that route, errors included. A HEAD runs
+// the path's GET route (the adapter sends no body), and a path with GET allows HEAD.
+import { ChorusError, invalidInput } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { API_HEADERS, errorReply } from './http-errors.ts';
 import type { HttpReply, HttpRequest } from './http/types.ts';
@@ -26,6 +27,7 @@ export function createRouter(routes: readonly Route[], logger: Logger) {
 
   return async function route(request: HttpRequest): Promise<HttpReply> {
     const segments = request.path.replace(/\/+$/, '').split('/');
+    const method = request.method === 'HEAD' ? 'GET' : request.method;
     let pathMatched: CompiledRoute | undefined;
     const allowed: string[] = [];
     for (const candidate of compiled) {
@@ -33,8 +35,12 @@ export function createRouter(routes: readonly Route[], logger: Logger) {
       if (!params) continue;
       pathMatched ??= candidate;
       allowed.push(candidate.method);
-      if (candidate.method !== request.method) continue;
+      if (candidate.method === 'GET') allowed.push('HEAD');
+      if (candidate.method !== method) continue;
       try {
+        if (params === MALFORMED) {
+          throw invalidInput({ path: 'invalid percent-encoding' });
+        }
         const reply = await candidate.handler({ ...request, params });
         return {
           ...reply,
@@ -56,26 +62,33 @@ export function createRouter(routes: readonly Route[], logger: Logger) {
   };
 }
 
-function match(pattern: string[], actual: string[]): Record<string, string> | undefined {
+/** Parameters that are not valid percent-encoded UTF-8 (`%C3%28`, an encoded lone surrogate). */
+const MALFORMED = Symbol('malformed parameters');
+
+function match(pattern: string[], actual: string[]): Record<string, string> | typeof MALFORMED | undefined {
   if (pattern.length !== actual.length) return undefined;
   const params: Record<string, string> = {};
+  let malformed = false;
   for (let i = 0; i < pattern.length; i++) {
     const expected = pattern[i]!;
     const segment = actual[i]!;
     if (expected.startsWith(':')) {
       if (segment === '') return undefined;
-      params[expected.slice(1)] = safeDecode(segment);
+      const value = decode(segment);
+      if (value === undefined || value.includes('\0')) malformed = true;
+      else params[expected.slice(1)] = value;
     } else if (expected !== segment) {
       return undefined;
     }
   }
-  return params;
+  return malformed ? MALFORMED : params;
 }
 
-function safeDecode(segment: string): string {
+function decode(segment: string): string | undefined {
+  if (!segment.includes('%')) return segment;
   try {
     return decodeURIComponent(segment);
   } catch {
-    return segment; // not a valid id anyway: validation rejects it with a clear message
+    return undefined;
   }
 }

@@ -4,13 +4,21 @@ import type { Static, TProperties, TSchema } from 'typebox';
 import type { Validator } from 'typebox/compile';
 import { ChorusError, invalidInput } from '../errors.ts';
 import { isId } from '../ids.ts';
+import { requireStorableJson } from './safe-json.ts';
 
+/**
+ * The one place a request body becomes a value: JSON, then refused (400) when it holds what
+ * PostgreSQL would refuse or nests too deeply (see safe-json.ts), before any schema walks it.
+ */
 export function parseJsonBody(body: Buffer): unknown {
+  let value: unknown;
   try {
-    return JSON.parse(body.toString('utf8'));
+    value = JSON.parse(body.toString('utf8'));
   } catch {
     throw new ChorusError('invalid_json', 'Invalid JSON in request body');
   }
+  requireStorableJson(value);
+  return value;
 }
 
 export function validateBody<T extends TSchema>(

@@ -1,7 +1,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { decryptToken, encryptToken, signState, verifyState } from './secrets.ts';
+import {
+  decryptToken,
+  encryptToken,
+  matchesHash,
+  newSecret,
+  secretHash,
+  signState,
+  verifyState,
+} from './secrets.ts';
 
 const key = randomBytes(32);
 
@@ -14,7 +22,13 @@ test('a token encrypted at rest decrypts to itself and is not readable in the st
 });
 
 test('an OAuth state is accepted only when signed by us, untampered and not expired', () => {
-  const state = { environmentId: 'env_1', provider: 'slack', expiresAt: Date.now() + 60_000 };
+  const state = {
+    environmentId: 'env_1',
+    provider: 'slack',
+    attemptId: 'a1',
+    nonceHash: secretHash('nonce'),
+    expiresAt: Date.now() + 60_000,
+  };
   const signed = signState(key, state);
   assert.deepEqual(verifyState(key, signed), state);
   assert.equal(verifyState(randomBytes(32), signed), undefined);
@@ -23,4 +37,12 @@ test('an OAuth state is accepted only when signed by us, untampered and not expi
   assert.equal(verifyState(key, `${forged}.${signature}`), undefined);
   assert.equal(verifyState(key, `${payload}.${signature}`, state.expiresAt + 1), undefined);
   assert.equal(verifyState(key, 'garbage'), undefined);
+});
+
+test('a browser nonce matches only its own hash', () => {
+  const nonce = newSecret();
+  assert.notEqual(newSecret(), nonce, 'fresh every time');
+  assert.ok(matchesHash(nonce, secretHash(nonce)));
+  assert.ok(!matchesHash(newSecret(), secretHash(nonce)));
+  assert.ok(!matchesHash(nonce, 'not-a-hash'));
 });

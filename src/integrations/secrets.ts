@@ -1,7 +1,33 @@
 // Provider tokens are encrypted at rest (AES-256-GCM, key from ENCRYPTION_KEY), and the OAuth
 // `state` is signed (HMAC-SHA256 with a key derived from the same secret) and expires, so a callback
-// can only complete a connect that this service started, for the environment it named.
-import { createCipheriv, createDecipheriv, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+// can only complete a connect that this service started, for the environment it named. The state
+// also names its attempt and carries the hash of the nonce in the browser's cookie: the store
+// consumes the attempt once, and the callback needs the cookie (see the edge's integrations routes).
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHash,
+  createHmac,
+  randomBytes,
+  timingSafeEqual,
+} from 'node:crypto';
+
+/** A random, URL-safe secret (256 bits): connect tickets and browser nonces. */
+export function newSecret(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+/** What the store keeps of a secret: its SHA-256, hex. A leaked table reveals no usable ticket. */
+export function secretHash(secret: string): string {
+  return createHash('sha256').update(secret).digest('hex');
+}
+
+/** Whether `secret` hashes to `hash`, in constant time. */
+export function matchesHash(secret: string, hash: string): boolean {
+  const given = Buffer.from(secretHash(secret), 'hex');
+  const expected = Buffer.from(hash, 'hex');
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
 
 export function encryptToken(key: Buffer, token: string): string {
   const iv = randomBytes(12);
@@ -28,6 +54,10 @@ export function decryptToken(key: Buffer, stored: string): string {
 export interface OAuthState {
   environmentId: string;
   provider: string;
+  /** The connection attempt (table `oauth_attempts`) that this state may complete, once. */
+  attemptId: string;
+  /** secretHash of the nonce in the cookie of the browser that started the attempt. */
+  nonceHash: string;
   /** Milliseconds since the epoch after which the state is refused. */
   expiresAt: number;
 }

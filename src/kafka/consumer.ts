@@ -4,7 +4,16 @@
 // PostgreSQL, or written to another topic). Only then is the offset committed, so a crash at any
 // point redelivers the batch, never skips it; handlers make redelivery harmless. Partitions are
 // processed concurrently (order across keys does not matter), each partition's batches in order.
-import type { Consumer, Kafka } from 'kafkajs';
+//
+// Liveness: kafkajs gives up for good on some crashes (a non-retriable error such as
+// KafkaJSGroupCoordinatorNotFound right after a broker starts, or a handler's bug), and the process
+// would then keep running without consuming. So kafkajs restarts nothing itself here
+// (`restartOnFailure` is false): every crash, whatever its cause, is followed by a new consumer,
+// with a jittered backoff capped at a few seconds, for as long as this one is not stopped.
+// `isRunning()` is true only between joining the group and the next crash: readiness and the
+// `chorus_kafka_consumer_running` gauge follow it. A crash is logged once (error) when the consumer
+// stops running, and its recovery once (info); the crashes in between are counted, not logged.
+import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { traceConsumedBatch, type TraceHeaders } from '../observability/tracing.ts';
@@ -26,6 +35,8 @@ export interface BatchContext {
   heartbeat(): Promise<void>;
   /** False once the consumer stops or the partition was reassigned: stop working on the batch. */
   isActive(): boolean;
+  /** Counts one transient failure of the batch's work that is being retried (a metric). */
+  retrying?(): void;
 }
 
 export type BatchHandler = (messages: ConsumedMessage[], context: BatchContext) => Promise<void>;
@@ -38,9 +49,13 @@ export interface ConsumerOptions {
   /** Where a new group starts; tests and production both start from the earliest unread event. */
   fromBeginning?: boolean;
   metrics?: Metrics;
+  /** Backoff between a crash and the next consumer (jittered, doubling up to the maximum). */
+  restartBackoff?: { initialMs: number; maxMs: number };
 }
 
 export interface RunningConsumer {
+  /** True while the consumer is a member of its group; false from a crash until it has joined again. */
+  isRunning(): boolean;
   stop(): Promise<void>;
 }
 
@@ -51,66 +66,166 @@ export async function runConsumer(
 ): Promise<RunningConsumer> {
   // The caller's logger names the component (processor, integrations); this adds the group and topic.
   const log = logger.child({ group: options.groupId, topic: options.topic });
-  const consumer: Consumer = kafka.consumer({
-    groupId: options.groupId,
-    allowAutoTopicCreation: false,
-    maxBytesPerPartition: MAX_EVENT_BYTES * 2,
-    maxBytes: MAX_EVENT_BYTES * 8,
-    maxWaitTimeInMs: 100,
-    // A member that vanished (crash, broker restart) holds its partitions until its session expires:
-    // keep that short so that processing resumes quickly.
-    sessionTimeout: 10_000,
-    heartbeatInterval: 1_000,
-    retry: { retries: 10, initialRetryTime: 300, maxRetryTime: 10_000 },
-  });
-  await consumer.connect();
-  await consumer.subscribe({ topic: options.topic, fromBeginning: options.fromBeginning ?? true });
+  const group = { group: options.groupId };
+  const { initialMs, maxMs } = options.restartBackoff ?? { initialMs: 500, maxMs: 5_000 };
   let stopping = false;
-  await consumer.run({
-    autoCommit: false,
-    eachBatchAutoResolve: false,
-    partitionsConsumedConcurrently: options.concurrency,
-    eachBatch: async (payload) => {
-      const { batch } = payload;
-      if (batch.messages.length === 0) return;
-      const received = batch.messages.map((m) => ({
-        key: m.key?.toString() ?? '',
-        partition: batch.partition,
-        offset: m.offset,
-        value: m.value,
-        headers: Object.fromEntries(
-          Object.entries(m.headers ?? {}).map(([k, v]) => [
-            k,
-            Array.isArray(v) ? String(v[0]) : String(v ?? ''),
-          ]),
-        ),
+  let running = false;
+  let everRan = false;
+  let current: Consumer | undefined;
+  /** Set from the crash that stopped a running consumer until it runs again. */
+  let outage: { since: number; crashes: number } | undefined;
+  let restartTimer: NodeJS.Timeout | undefined;
+  let restarting: Promise<void> | undefined;
+  let attempt = 0;
+
+  const setRunning = (value: boolean) => {
+    running = value;
+    options.metrics?.kafka.consumerRunning.set(group, value ? 1 : 0);
+  };
+  setRunning(false);
+
+  const joined = (consumer: Consumer) => {
+    if (consumer !== current || stopping || running) return;
+    setRunning(true);
+    attempt = 0;
+    if (outage) {
+      const downForS = Math.round((Date.now() - outage.since) / 1000);
+      const what = everRan ? 'consumer running again' : 'consumer started';
+      log.info(
+        { downForS, crashes: outage.crashes },
+        `${what} after ${downForS} s and ${outage.crashes} crash(es)`,
+      );
+      outage = undefined;
+    } else {
+      log.info(everRan ? 'consumer running' : 'consumer started');
+    }
+    everRan = true;
+  };
+
+  const crashed = (consumer: Consumer, error: unknown) => {
+    if (consumer !== current || stopping) return;
+    setRunning(false);
+    if (outage) {
+      outage.crashes++;
+      log.debug({ err: error, crashes: outage.crashes }, 'consumer crashed again; restarting it');
+    } else {
+      outage = { since: Date.now(), crashes: 1 };
+      log.error({ err: error }, 'consumer crashed; restarting it until it runs again');
+    }
+    const ceiling = Math.min(maxMs, initialMs * 2 ** attempt++);
+    clearTimeout(restartTimer);
+    restartTimer = setTimeout(
+      () => {
+        restarting = restart().finally(() => (restarting = undefined));
+      },
+      ceiling / 2 + Math.random() * (ceiling / 2),
+    );
+  };
+
+  const restart = async () => {
+    if (stopping) return;
+    options.metrics?.kafka.consumerRestarts.inc(group);
+    // kafkajs disconnected a crashed consumer already; a failed start may have left one connected.
+    await current?.disconnect().catch(() => undefined);
+    try {
+      await start();
+    } catch (error) {
+      if (current) crashed(current, error); // counted as one more crash: the backoff grows
+    }
+  };
+
+  const start = async () => {
+    const consumer = kafka.consumer({
+      groupId: options.groupId,
+      allowAutoTopicCreation: false,
+      maxBytesPerPartition: MAX_EVENT_BYTES * 2,
+      maxBytes: MAX_EVENT_BYTES * 8,
+      maxWaitTimeInMs: 100,
+      // A member that vanished (crash, broker restart) holds its partitions until its session
+      // expires: keep that short so that processing resumes quickly.
+      sessionTimeout: 10_000,
+      heartbeatInterval: 1_000,
+      // Retries inside kafkajs wait at most 2 s, so that a broker that is back is used at once;
+      // once they are exhausted the consumer crashes and is restarted above.
+      retry: {
+        retries: 10,
+        initialRetryTime: 300,
+        maxRetryTime: 2_000,
+        restartOnFailure: () => Promise.resolve(false),
+      },
+    });
+    current = consumer;
+    consumer.on(consumer.events.GROUP_JOIN, () => joined(consumer));
+    consumer.on(consumer.events.CRASH, ({ payload }) => crashed(consumer, payload.error));
+    await consumer.connect();
+    await consumer.subscribe({ topic: options.topic, fromBeginning: options.fromBeginning ?? true });
+    await consumer.run({
+      autoCommit: false,
+      eachBatchAutoResolve: false,
+      partitionsConsumedConcurrently: options.concurrency,
+      eachBatch: (payload) => consumeBatch(consumer, payload),
+    });
+    if (stopping) await consumer.disconnect(); // stopped while this one was starting
+  };
+
+  const consumeBatch = async (consumer: Consumer, payload: EachBatchPayload) => {
+    const { batch } = payload;
+    if (batch.messages.length === 0) return;
+    const received = batch.messages.map((m) => ({
+      key: m.key?.toString() ?? '',
+      partition: batch.partition,
+      offset: m.offset,
+      value: m.value,
+      headers: Object.fromEntries(
+        Object.entries(m.headers ?? {}).map(([k, v]) => [
+          k,
+          Array.isArray(v) ? String(v[0]) : String(v ?? ''),
+        ]),
+      ),
+    }));
+    const isActive = () => !stopping && payload.isRunning() && !payload.isStale();
+    const context: BatchContext = {
+      heartbeat: () => payload.heartbeat(),
+      isActive,
+      retrying: () => options.metrics?.kafka.transientRetries.inc(group),
+    };
+    const committed = await traceConsumedBatch(batch.topic, received, async (traces) => {
+      const messages = received.map<ConsumedMessage>((m, i) => ({
+        ...m,
+        topic: batch.topic,
+        trace: traces[i]!,
       }));
-      const isActive = () => !stopping && payload.isRunning() && !payload.isStale();
-      const committed = await traceConsumedBatch(batch.topic, received, async (traces) => {
-        const messages = received.map<ConsumedMessage>((m, i) => ({
-          ...m,
-          topic: batch.topic,
-          trace: traces[i]!,
-        }));
-        await options.handler(messages, { heartbeat: () => payload.heartbeat(), isActive });
-        if (!isActive()) return false; // not committed: the new owner of the partition redoes the batch
-        // resolveOffset moves this consumer's fetch position past the batch; the commit makes it durable.
-        payload.resolveOffset(batch.lastOffset());
-        const next = (BigInt(batch.lastOffset()) + 1n).toString();
-        await consumer.commitOffsets([{ topic: batch.topic, partition: batch.partition, offset: next }]);
-        return true;
-      });
-      if (!committed) return;
-      const labels = { topic: batch.topic, partition: String(batch.partition) };
-      options.metrics?.kafka.processed.inc({ topic: batch.topic }, received.length);
-      options.metrics?.kafka.consumerLag.set(labels, Number(batch.offsetLag()));
-    },
-  });
-  log.info('consumer started');
+      await options.handler(messages, context);
+      if (!isActive()) return false; // not committed: the new owner of the partition redoes the batch
+      // resolveOffset moves this consumer's fetch position past the batch; the commit makes it durable.
+      payload.resolveOffset(batch.lastOffset());
+      const next = (BigInt(batch.lastOffset()) + 1n).toString();
+      await consumer.commitOffsets([{ topic: batch.topic, partition: batch.partition, offset: next }]);
+      return true;
+    });
+    if (!committed) return;
+    const labels = { topic: batch.topic, partition: String(batch.partition) };
+    options.metrics?.kafka.processed.inc({ topic: batch.topic }, received.length);
+    options.metrics?.kafka.consumerLag.set(labels, Number(batch.offsetLag()));
+  };
+
+  try {
+    await start();
+  } catch (error) {
+    // The first start fails the caller (a broker or topic that is not there is a configuration
+    // problem); only a consumer that started is restarted.
+    stopping = true;
+    await current?.disconnect().catch(() => undefined);
+    throw error;
+  }
   return {
+    isRunning: () => running,
     async stop() {
       stopping = true;
-      await consumer.disconnect();
+      clearTimeout(restartTimer);
+      await restarting;
+      await current?.disconnect();
+      setRunning(false);
       log.info('consumer stopped');
     },
   };

@@ -42,14 +42,16 @@ export function createKafka(config: Config['kafka'], logger: Logger): Kafka {
 
 /**
  * kafkajs logs every retried request error (a leader moving, a coordinator loading, a refused
- * connection) at ERROR although it retries them itself: those are warnings. A crashed consumer or
- * an exhausted retry is an error. The publisher limits an idempotent producer's retries on purpose
- * (see publisher.ts), so kafkajs' warning about that is noise.
+ * connection) at ERROR although it retries them itself: those are warnings. An exhausted retry is
+ * an error. A consumer's crash is logged by consumer.ts, once per outage with its recovery, so
+ * kafkajs' line for every crash is debug. The publisher limits an idempotent producer's retries on
+ * purpose (see publisher.ts), so kafkajs' warning about that is noise.
  */
 function levelOf(level: logLevel, message: string): 'error' | 'warn' | 'debug' {
   if (message.startsWith('Limiting retries for the idempotent producer')) return 'debug';
+  if (message.startsWith('Crash: ')) return 'debug';
   if (level <= logLevel.ERROR)
-    return /^Crash|retries exceeded|NumberOfRetriesExceeded/i.test(message) ? 'error' : 'warn';
+    return /retries exceeded|NumberOfRetriesExceeded/i.test(message) ? 'error' : 'warn';
   return level === logLevel.WARN ? 'warn' : 'debug';
 }
 

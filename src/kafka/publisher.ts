@@ -1,8 +1,9 @@
 // Writes events to Kafka and tells each caller when ITS event is durable.
 //
-// Calls are collected for `lingerMs` (or until `maxBatchMessages`) and sent as one batch with
-// acks=all by an idempotent producer; one batch is in flight at a time, so batches grow with load
-// and order per key is kept. A caller's promise resolves only after the broker acknowledged the
+// Calls are collected for `lingerMs` (0: until the event loop's next turn; or until
+// `maxBatchMessages`) and sent as one batch with acks=all by an idempotent producer. One batch is
+// in flight at a time, so order per key is kept; what arrives meanwhile is the next batch, sent as
+// soon as the flight ends, so batches grow with load and the broker is never left waiting. A caller's promise resolves only after the broker acknowledged the
 // batch holding its event; it rejects with `unavailable` when Kafka failed or did not answer within
 // `ackTimeoutMs`. After a failure the producer is replaced, so a broker that comes back is used
 // again without a restart.
@@ -37,7 +38,8 @@ interface Pending {
 
 export class Publisher {
   private queue: Pending[] = [];
-  private timer: NodeJS.Timeout | undefined;
+  /** Cancels the flush that is scheduled, if one is. */
+  private scheduled: (() => void) | undefined;
   private inFlight: Promise<void> | undefined;
   private producer: Promise<Producer> | undefined;
   private closed = false;
@@ -77,7 +79,8 @@ export class Publisher {
   /** Sends what is queued, waits for it, and disconnects. */
   async close(): Promise<void> {
     this.closed = true;
-    clearTimeout(this.timer);
+    this.scheduled?.();
+    this.scheduled = undefined;
     while (this.queue.length > 0 || this.inFlight) await (this.inFlight ?? this.flush());
     const producer = this.producer;
     this.producer = undefined;
@@ -85,26 +88,29 @@ export class Publisher {
   }
 
   private flushSoon(delayMs: number): void {
-    if (this.inFlight) return; // the running flush picks the queue up when it ends
-    if (this.timer && delayMs > 0) return;
-    clearTimeout(this.timer);
+    if (this.inFlight) return; // the running flush sends the queue when it ends
+    if (this.scheduled && delayMs > 0) return;
+    this.scheduled?.();
     // One batch serves many requests: its work and logs belong to none of their traces.
-    this.timer = setTimeout(
-      detached(() => {
-        this.timer = undefined;
-        void this.flush();
-      }),
-      delayMs,
-    );
+    const fire = detached(() => void this.flush());
+    if (delayMs > 0) {
+      const timer = setTimeout(fire, delayMs);
+      this.scheduled = () => clearTimeout(timer);
+    } else {
+      const immediate = setImmediate(fire);
+      this.scheduled = () => clearImmediate(immediate);
+    }
   }
 
   private flush(): Promise<void> {
+    this.scheduled?.();
+    this.scheduled = undefined;
     const batch = this.queue.splice(0, this.options.maxBatchMessages);
     if (batch.length === 0) return Promise.resolve();
     this.inFlight = this.send(batch).finally(() => {
       this.inFlight = undefined;
-      if (this.queue.length > 0)
-        this.flushSoon(this.queue.length >= this.options.maxBatchMessages ? 0 : this.options.lingerMs);
+      // What queued during the flight waited long enough: it goes now.
+      if (this.queue.length > 0) detached(() => void this.flush())();
     });
     return this.inFlight;
   }

@@ -3,6 +3,7 @@
 // object and record into it. Names follow Prometheus and OpenTelemetry conventions.
 import { createServer, type Server } from 'node:http';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Readiness } from '../edge/health.ts';
 
 const SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
@@ -30,6 +31,12 @@ export function createMetrics() {
       active: new Gauge({
         name: 'http_server_active_requests',
         help: 'HTTP requests being handled',
+        ...register,
+      }),
+      unavailable: new Counter({
+        name: 'chorus_http_unavailable_total',
+        help: 'Requests answered 503 because a dependency failed, by dependency (postgresql, kafka, redis, provider)',
+        labelNames: ['dependency'],
         ...register,
       }),
     },
@@ -96,7 +103,37 @@ export function createMetrics() {
         labelNames: ['reason'],
         ...register,
       }),
+      consumerRunning: new Gauge({
+        name: 'chorus_kafka_consumer_running',
+        help: 'Whether the consumer of a group runs in this process (1) or has crashed and is being restarted (0)',
+        labelNames: ['group'],
+        ...register,
+      }),
+      consumerRestarts: new Counter({
+        name: 'chorus_kafka_consumer_restarts_total',
+        help: 'Consumers started again after a crash, by group',
+        labelNames: ['group'],
+        ...register,
+      }),
+      transientRetries: new Counter({
+        name: 'chorus_processor_transient_failures_total',
+        help: 'Transient failures (PostgreSQL or Kafka unavailable, serialization conflicts) retried by the processors, by group',
+        labelNames: ['group'],
+        ...register,
+      }),
     },
+    rateLimitDecisions: new Counter({
+      name: 'chorus_rate_limit_decisions_total',
+      help: 'Rate limit decisions of the edge, by scope (client, management) and outcome (allowed, limited, unavailable: Redis did not answer in time and the request was let through)',
+      labelNames: ['scope', 'outcome'],
+      ...register,
+    }),
+    idempotencyKeys: new Counter({
+      name: 'chorus_idempotency_keys_total',
+      help: 'POSTs with an Idempotency-Key, by outcome (new, retried, replayed, conflict, mismatch) and store (redis, or memory while Redis does not answer)',
+      labelNames: ['outcome', 'store'],
+      ...register,
+    }),
     deliveries: new Counter({
       name: 'chorus_deliveries_total',
       help: 'Delivery attempts to Slack and Notion, by integration provider and outcome',
@@ -113,8 +150,19 @@ export async function serveMetrics(
   metrics: Metrics,
   host: string,
   port: number,
+  /** Readiness of a process without the edge (processor, integrations), at `/api/v2/health`. */
+  readiness?: Readiness,
 ): Promise<{ port: number; close(): Promise<void> }> {
   const server: Server = createServer((req, res) => {
+    if (readiness && req.method === 'GET' && (req.url === '/api/v2/health' || req.url === '/health')) {
+      const reply = req.url === '/health' ? { status: 200, body: { status: 'ok' } } : readiness.current();
+      Promise.resolve(reply).then(
+        ({ status, body }) =>
+          res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify(body)),
+        () => res.writeHead(500).end(),
+      );
+      return;
+    }
     if (req.method !== 'GET' || !req.url?.startsWith('/metrics')) {
       res
         .writeHead(404, { 'Content-Type': 'application/json' })

@@ -1,7 +1,9 @@
 // The shape every processor shares. A batch reads like a sentence: parse → dead-letter what is
 // malformed → apply the rest in one transaction, whose effects (rejections to the dead-letter
 // topic, events for downstream consumers) are written before it commits (transient failures are
-// retried) → return, after which the consumer commits the offsets.
+// retried) → return, after which the consumer commits the offsets. A batch that PostgreSQL refuses
+// is applied in parts until the commands it can never take are found and dead-lettered as
+// `unappliable`; the rest is applied (see unappliable.ts for the rule and its guard).
 import type { BatchHandler, ConsumedMessage } from '../kafka/consumer.ts';
 import type { Publisher } from '../kafka/publisher.ts';
 import type { Logger } from '../logger.ts';
@@ -11,6 +13,7 @@ import type { EntityManager, Orm } from '../store/orm.ts';
 import { deadLetter, type DeadLetter } from './dead-letter.ts';
 import { parseEvent, type Compiled } from './parse-event.ts';
 import { retryTransient } from './retry.ts';
+import { asUnappliable, isolateUnappliable, type Culprit } from './unappliable.ts';
 
 export interface Rejected<C> {
   command: C;
@@ -103,8 +106,50 @@ export function batchHandler<C>(processor: Processor<C>, deps: ProcessorDeps): B
       },
       traceOf: (command) => messageOf.get(command)!.trace,
     };
-    const applied = await retryTransient(() => processor.apply(deps.orm.em, commands, effects), context, log);
-    if (!applied) return; // the batch was taken away: nothing is committed, the next owner redoes it
+    // Resolves false when the batch was taken away: nothing is committed, the next owner redoes it.
+    // An error that says PostgreSQL refuses the values becomes an UnappliableError here, before the
+    // retrier sees it.
+    const attempt = async (part: C[]): Promise<boolean> => {
+      const applied = await retryTransient(
+        () =>
+          processor.apply(deps.orm.em, part, effects).catch((error: unknown) => {
+            throw asUnappliable(error) ?? error;
+          }),
+        context,
+        log,
+      );
+      return applied !== undefined;
+    };
+    let culprits: Culprit<C>[] | undefined = [];
+    try {
+      if (!(await attempt(commands))) return;
+    } catch (error) {
+      const failure = asUnappliable(error);
+      if (!failure) throw error;
+      culprits = await isolateUnappliable(commands, failure, processor.keyOf, attempt);
+    }
+    if (!culprits) return;
+    if (culprits.length > 0) {
+      for (const { command, error } of culprits) {
+        deps.metrics?.kafka.deadLettered.inc({ reason: 'unappliable' });
+        const { offset } = messageOf.get(command)!;
+        log.warn(
+          { key: processor.keyOf(command), offset, sqlState: error.sqlState, reason: error.reason },
+          'unappliable command dead-lettered',
+        );
+      }
+      const unappliable: DeadLetter[] = culprits.map(({ command, error }) => ({
+        message: messageOf.get(command)!,
+        reason: 'unappliable',
+        detail: { sqlState: error.sqlState, error: error.reason },
+      }));
+      const sent = await retryTransient(
+        () => deadLetter(deps.publisher, deps.deadLetterTopic, unappliable),
+        context,
+        log,
+      );
+      if (!sent) return;
+    }
     log.debug({ events: messages.length }, 'batch applied');
   };
 }

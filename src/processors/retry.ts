@@ -13,21 +13,38 @@ export interface RetryOptions {
 /**
  * Runs `work` until it succeeds. Returns `undefined` when the batch was taken away (rebalance or
  * shutdown) before it could: the caller must then not commit anything.
+ *
+ * The delay is capped at a few seconds: during an outage a partition waits at most that long after
+ * the dependency is back. A run of failures is logged twice (the first failure, then the recovery);
+ * every failure is counted through `context.retrying` (`chorus_processor_transient_failures_total`).
  */
 export async function retryTransient<T>(
   work: () => Promise<T>,
   context: BatchContext,
   logger: Logger,
-  { initialDelayMs = 200, maxDelayMs = 30_000 }: RetryOptions = {},
+  { initialDelayMs = 200, maxDelayMs = 3_000 }: RetryOptions = {},
 ): Promise<{ value: T } | undefined> {
+  let failingSince: number | undefined;
   for (let attempt = 1; context.isActive(); attempt++) {
     try {
-      return { value: await work() };
+      const value = await work();
+      if (failingSince !== undefined) {
+        const failedForMs = Date.now() - failingSince;
+        logger.info({ attempts: attempt, failedForMs }, `transient failure over after ${attempt} attempts`);
+      }
+      return { value };
     } catch (error) {
       if (!isTransient(error)) throw error;
+      context.retrying?.();
       const ceiling = Math.min(maxDelayMs, initialDelayMs * 2 ** (attempt - 1));
       const delay = ceiling / 2 + Math.random() * (ceiling / 2);
-      logger.warn({ err: error, attempt, retryInMs: Math.round(delay) }, 'transient failure; retrying');
+      const fields = { err: error, attempt, retryInMs: Math.round(delay) };
+      if (failingSince === undefined) {
+        failingSince = Date.now();
+        logger.warn(fields, 'transient failure; retrying until it passes');
+      } else {
+        logger.debug(fields, 'transient failure; retrying');
+      }
       await sleepWhileActive(delay, context);
     }
   }

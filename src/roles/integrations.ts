@@ -2,7 +2,7 @@
 // deliveries, and the deliverer that sends them to Slack and Notion.
 import type { Config } from '../config.ts';
 import type { Kafka, Topics } from '../kafka/kafka.ts';
-import { runConsumer } from '../kafka/consumer.ts';
+import { runConsumer, type RunningConsumer } from '../kafka/consumer.ts';
 import type { Publisher } from '../kafka/publisher.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
@@ -25,7 +25,7 @@ export interface IntegrationsRoleDeps {
 
 export async function startIntegrations(
   deps: IntegrationsRoleDeps,
-): Promise<{ deliverer: RunningDeliverer | undefined; stop(): Promise<void> }> {
+): Promise<{ deliverer: RunningDeliverer | undefined; consumer: RunningConsumer; stop(): Promise<void> }> {
   const { config, kafka, orm, publisher, topics, providers, metrics } = deps;
   const logger = deps.logger.child({ component: 'integrations' });
   const consumer = await runConsumer(
@@ -64,6 +64,7 @@ export async function startIntegrations(
     : undefined;
   return {
     deliverer,
+    consumer,
     async stop() {
       await deliverer?.stop();
       await consumer.stop();

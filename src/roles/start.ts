@@ -11,6 +11,9 @@ import { createRedis, redisAnswers } from '../redis.ts';
 import { ensureDatabase } from '../store/database.ts';
 import { instrumentStore, openStore, type Orm } from '../store/orm.ts';
 import { createMetrics, serveMetrics } from '../observability/metrics.ts';
+import { countUnavailableIn } from '../edge/outages.ts';
+import { watchReadiness } from '../edge/health.ts';
+import type { RunningConsumer } from '../kafka/consumer.ts';
 import { startTracing } from '../observability/tracing.ts';
 import { startErrorTracking } from '../observability/error-tracking.ts';
 import { prepareStore, type DemoEnvironment } from '../store/prepare.ts';
@@ -29,6 +32,9 @@ export type Role = (typeof ROLES)[number];
 
 export interface Chorus {
   config: Config;
+  /** The database this process uses (a local one when DATABASE_URL is unset). */
+  databaseUrl: string;
+  logger: Logger;
   orm: Orm;
   /** The HTTP port, when this process runs the edge. */
   port: number | undefined;
@@ -85,9 +91,29 @@ export async function startChorus({
     stops.push(() => orm.close());
     const metrics = createMetrics();
     instrumentStore(orm, metrics);
+    stops.push(countUnavailableIn(metrics));
+    const kafka = createKafka(config.kafka, logger);
+    const redis = createRedis(config.redis.url, (err) => logger.debug({ err }, 'redis connection error'));
+    stops.push(() => redis.disconnect());
+    // Readiness of this process: PostgreSQL; Redis where the edge uses it; Kafka, and every consumer
+    // this process runs (a crashed one is restarted, and the process is not ready until it runs).
+    const consumers: RunningConsumer[] = [];
+    const servesEdge = role === 'all' || role === 'edge';
+    const readiness = watchReadiness({
+      main_database: () => orm.isConnected(),
+      cache_database: () => (servesEdge ? redisAnswers(redis) : Promise.resolve(true)),
+      event_log: async () => consumers.every((c) => c.isRunning()) && (await kafkaAnswers(kafka, 1500)),
+    });
+    stops.push(() => readiness.stop());
     let metricsPort: number | undefined;
     if (config.metrics.enabled) {
-      const exporter = await serveMetrics(metrics, config.metrics.host, config.metrics.port);
+      // Without the edge, the metrics port is the only one: it answers /api/v2/health there too.
+      const exporter = await serveMetrics(
+        metrics,
+        config.metrics.host,
+        config.metrics.port,
+        servesEdge ? undefined : readiness,
+      );
       metricsPort = exporter.port;
       logger.info({ port: exporter.port }, 'metrics exposed at /metrics');
       stops.push(() => exporter.close());
@@ -95,7 +121,6 @@ export async function startChorus({
     // A demo tenant helps whoever tries Chorus on one machine; a configured deployment gets none.
     const demo = await prepareStore(orm, logger, { demo: !config.database.explicit });
 
-    const kafka = createKafka(config.kafka, logger);
     const topics = topicsFor(config.kafka.topicPrefix);
     await ensureTopics(kafka, topics, config.kafka.partitions);
     const publisher = new Publisher(
@@ -105,8 +130,6 @@ export async function startChorus({
     );
     stops.push(() => publisher.close());
 
-    const redis = createRedis(config.redis.url, (err) => logger.debug({ err }, 'redis connection error'));
-    stops.push(() => redis.disconnect());
     const providers = createProviders(config.integrations);
     if (role === 'all' || role === 'integrations') {
       const integrations = await startIntegrations({
@@ -120,17 +143,23 @@ export async function startChorus({
         logger,
       });
       stops.push(() => integrations.stop());
+      consumers.push(integrations.consumer);
       const telemetry = startUsageTelemetry({ em: orm.em, redis, config, version: VERSION, logger });
       stops.push(() => telemetry.stop());
     }
 
     if (role === 'all' || role === 'processor') {
-      const consumers = await startProcessors({ config, kafka, orm, publisher, topics, metrics, logger });
-      stops.push(() => Promise.all(consumers.map((c) => c.stop())));
+      const processors = await startProcessors({ config, kafka, orm, publisher, topics, metrics, logger });
+      stops.push(() => Promise.all(processors.map((c) => c.stop())));
+      consumers.push(...processors);
     }
+    // "Started" means consuming: wait (bounded) for every consumer to join its group. One that does
+    // not is restarted in the background, and readiness says so meanwhile.
+    if (!(await allRunning(consumers, 30_000)))
+      logger.warn('not every consumer runs yet; they keep being restarted, readiness answers 503');
 
     let port: number | undefined;
-    if (role === 'all' || role === 'edge') {
+    if (servesEdge) {
       const edge = await startEdge({
         http: config.http,
         integrations: config.integrations,
@@ -142,11 +171,7 @@ export async function startChorus({
         publisher,
         topics,
         logger,
-        health: {
-          main_database: () => orm.isConnected(),
-          cache_database: () => redisAnswers(redis),
-          event_log: () => kafkaAnswers(kafka, 1500),
-        },
+        readiness,
       });
       port = edge.port;
       // Stop taking requests first; in-flight ones finish while the publisher drains.
@@ -154,9 +179,18 @@ export async function startChorus({
     }
 
     logger.info({ role, port }, 'chorus started');
-    return { config, orm, port, metricsPort, demo, stop };
+    return { config, databaseUrl, logger, orm, port, metricsPort, demo, stop };
   } catch (error) {
     await stop();
     throw error;
   }
+}
+
+async function allRunning(consumers: readonly RunningConsumer[], timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (!consumers.every((c) => c.isRunning())) {
+    if (Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return true;
 }

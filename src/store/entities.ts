@@ -300,6 +300,28 @@ export const RecordCount = defineEntity({
 });
 export type RecordCount = InferEntity<typeof RecordCount>;
 
+/**
+ * An OAuth connection attempt (src/integrations/README.md, "The OAuth connect flow"): its ticket is
+ * redeemed once by the browser, and its state consumed once by the callback. Hashes only, never
+ * the ticket or the nonce. Used through conditional UPDATEs in store/integrations.ts.
+ */
+export const OAuthAttempt = defineEntity({
+  name: 'OAuthAttempt',
+  tableName: 'oauth_attempts',
+  properties: {
+    id: p.string().primary(),
+    ticketHash: p.string().unique(),
+    environment: () => p.manyToOne(Environment).deleteRule('cascade'),
+    provider: p.enum([...PROVIDERS]),
+    nonceHash: p.string().nullable(),
+    expiresAt: p.datetime().index(),
+    authorizedAt: p.datetime().nullable(),
+    consumedAt: p.datetime().nullable(),
+    createdAt: p.datetime().defaultRaw('now()'),
+  },
+});
+export type OAuthAttempt = InferEntity<typeof OAuthAttempt>;
+
 export const entities = [
   Organization,
   Environment,
@@ -317,4 +339,5 @@ export const entities = [
   Delivery,
   AppliedEvent,
   RecordCount,
+  OAuthAttempt,
 ];

@@ -147,3 +147,53 @@ export async function replayDeliveries(
   );
   return rows.length;
 }
+
+/**
+ * OAuth connection attempts (table `oauth_attempts`). A connect records one with the hash of its
+ * ticket; the browser redeems the ticket once, binding the attempt to the hash of a nonce kept in
+ * its cookie; the callback consumes the attempt once. Each step is one conditional UPDATE, so of
+ * two concurrent uses exactly one wins, on whichever edge.
+ */
+export async function recordOAuthAttempt(
+  em: EntityManager,
+  input: { id: string; ticketHash: string; environmentId: string; provider: Provider; expiresAt: Date },
+): Promise<void> {
+  const fork = em.fork();
+  // Attempts are only useful for minutes; older ones go as new ones come.
+  await fork.execute(`delete from oauth_attempts where expires_at < now() - interval '1 day'`);
+  await fork.execute(
+    `insert into oauth_attempts (id, ticket_hash, environment_id, provider, expires_at) values (?, ?, ?, ?, ?)`,
+    [input.id, input.ticketHash, input.environmentId, input.provider, input.expiresAt],
+  );
+}
+
+/** Redeems a connect ticket (once, before it expires): the attempt, now bound to the nonce hash. */
+export async function redeemOAuthTicket(
+  em: EntityManager,
+  input: { ticketHash: string; provider: Provider; nonceHash: string; expiresAt: Date },
+): Promise<{ id: string; environmentId: string } | undefined> {
+  const rows = await em.fork().execute<{ id: string; environment_id: string }[]>(
+    `update oauth_attempts set nonce_hash = ?, authorized_at = now(), expires_at = ?
+     where ticket_hash = ? and provider = ? and authorized_at is null and expires_at > now()
+     returning id, environment_id`,
+    [input.nonceHash, input.expiresAt, input.ticketHash, input.provider],
+  );
+  const row = rows[0];
+  return row && { id: row.id, environmentId: row.environment_id };
+}
+
+/** Consumes an authorized attempt (once, before it expires): its environment, or undefined. */
+export async function consumeOAuthAttempt(
+  em: EntityManager,
+  input: { id: string; provider: Provider; nonceHash: string },
+): Promise<{ environmentId: string } | undefined> {
+  const rows = await em.fork().execute<{ environment_id: string }[]>(
+    `update oauth_attempts set consumed_at = now()
+     where id = ? and provider = ? and nonce_hash = ? and authorized_at is not null
+       and consumed_at is null and expires_at > now()
+     returning environment_id`,
+    [input.id, input.provider, input.nonceHash],
+  );
+  const row = rows[0];
+  return row && { environmentId: row.environment_id };
+}

@@ -28,6 +28,19 @@ export function ormOptions(databaseUrl: string, logger?: Logger): Options {
     debug: false,
     logger: (message) => logger?.debug({ component: 'orm' }, message),
     discovery: { warnWhenNoEntities: true },
+    // knex writes its warnings to the console; here they join the JSON logs. A pooled connection
+    // that ends with its server is part of an outage the edge and processors already report once.
+    driverOptions: {
+      log: {
+        warn: (message: string) =>
+          message.startsWith('Connection Error')
+            ? logger?.debug({ component: 'knex' }, message)
+            : logger?.warn({ component: 'knex' }, message),
+        error: (message: string) => logger?.error({ component: 'knex' }, message),
+        deprecate: (message: string) => logger?.debug({ component: 'knex' }, message),
+        debug: (message: string) => logger?.debug({ component: 'knex' }, message),
+      },
+    },
   };
 }
 

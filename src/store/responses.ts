@@ -12,13 +12,13 @@ export interface ResponseStatus {
   surveyId: string;
   finished: boolean;
   /** Question ids that have an answer (for the required check when an update finishes it). */
-  answered: string[];
+  answered: readonly string[];
   /**
    * The answers the survey's quota conditions read (see `quotaAnswersOf`), so that an update is told
    * `quotaFull` from the merged response, not only from what it sent. Filtered by the quotas known
    * when the entry was made: a quota added later sees older answers once the entry is reloaded.
    */
-  quotaAnswers: Record<string, unknown>;
+  quotaAnswers: Readonly<Record<string, unknown>>;
 }
 
 /** `quotasOf` gives the survey's current quotas: only the answers they read are kept. */

@@ -121,21 +121,176 @@ describe('HTTP edge under abuse', () => {
       });
     }
   });
+
+  test('pipelined requests on one connection are answered in order, and a HEAD gets its GET status and headers without a body', async () => {
+    const request = (method: string, path: string, extra = '') =>
+      `${method} ${path} HTTP/1.1\r\nHost: x\r\n${extra}\r\n`;
+    const received = await exchange(
+      port,
+      request('GET', '/health') +
+        request('HEAD', '/health') +
+        request('GET', '/api/v1/no-such-route') +
+        request('POST', '/health', 'Content-Length: 0\r\n') +
+        request('HEAD', '/api/v1/management/responses') +
+        // Readiness is answered from its latest background check, so requests may follow it.
+        request('HEAD', '/api/v2/health') +
+        request('GET', '/api/v2/health') +
+        request('GET', '/health', 'Connection: close\r\n'),
+      'wait',
+    );
+    const answers = readAnswers(received, [false, true, false, false, true, true, false, false]);
+    assert.deepEqual(
+      answers.map((answer) => answer.status),
+      [200, 200, 404, 405, 401, 200, 200, 200],
+    );
+    const [live, liveHead, notFound, wrongMethod, unauthenticated, readyHead, ready] = answers;
+    assert.deepEqual(JSON.parse(ready!.body).data, {
+      main_database: true,
+      cache_database: true,
+      event_log: true,
+    });
+    assert.deepEqual(JSON.parse(live!.body), { status: 'ok' });
+    assert.equal(liveHead!.headers['content-length'], String(live!.body.length));
+    assert.equal(liveHead!.body, '');
+    assert.equal(JSON.parse(notFound!.body).code, 'not_found');
+    assert.equal(JSON.parse(wrongMethod!.body).code, 'method_not_allowed');
+    assert.equal(wrongMethod!.headers.allow, 'GET, HEAD');
+    assert.match(unauthenticated!.headers['content-type'] ?? '', /^application\/json/);
+    assert.equal(readyHead!.body, '');
+  });
+
+  test('a URL with %00 or broken percent-encoding answers 400 in the error shape, and a long one 404', async () => {
+    const management = '/api/v1/management/responses';
+    for (const target of [
+      `${management}/%00`,
+      `${management}/rsp_%zz`,
+      `${management}/%C3%28`,
+      `${management}?limit=%00`,
+      `/api/v1/client/${environmentId}/environment%`,
+    ]) {
+      const reply = await rawRequest(port, `GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+      assert.equal(reply.status, 400, target);
+      assert.equal(JSON.parse(reply.body).code, 'bad_request', target);
+    }
+    const long = `/api/v1/${'a'.repeat(8000)}`;
+    const reply = await rawRequest(port, `GET ${long} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+    assert.equal(reply.status, 404);
+    assert.equal(JSON.parse(reply.body).code, 'not_found');
+  });
+
+  test('two Content-Length headers that disagree answer 400 and close the connection', async () => {
+    const body = JSON.stringify({ surveyId: cutOffSurveyId, finished: true, data: {} });
+    const reply = await rawRequest(
+      port,
+      head(body.length).replace('\r\n\r\n', `\r\nContent-Length: ${body.length + 5}\r\n\r\n`) + body,
+    );
+    assert.equal(reply.status, 400);
+    assert.equal(JSON.parse(reply.body).details['content-length'], 'conflicting Content-Length headers');
+    assert.equal(await cutOffRows(), 0);
+  });
+
+  /** Tries of each 413 exchange (a lost answer is a race, so one try could pass by luck). */
+  const ATTEMPTS = 5;
+  for (const encoding of ['content-length', 'chunked'] as const) {
+    test(`a client still sending a body over the cap (${encoding}) reads its 413`, async () => {
+      const chunk = Buffer.alloc(64 * 1024, 'a');
+      const chunks = 48; // 3 MiB
+      const start =
+        `POST ${base} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n` +
+        (encoding === 'chunked'
+          ? 'Transfer-Encoding: chunked\r\n\r\n'
+          : `Content-Length: ${chunk.length * chunks}\r\n\r\n`);
+      const frame = (data: Buffer) =>
+        encoding === 'chunked'
+          ? Buffer.concat([Buffer.from(`${data.length.toString(16)}\r\n`), data, Buffer.from('\r\n')])
+          : data;
+      // The loss is a race: several tries, every one must read its answer.
+      for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
+        const received = await uploadAndRead(
+          port,
+          start,
+          Array.from({ length: chunks }, () => frame(chunk)),
+          encoding === 'chunked' ? '0\r\n\r\n' : '',
+        );
+        const [answer] = readAnswers(withoutContinue(received), [false]);
+        assert.equal(answer?.status, 413, `attempt ${attempt}: ${received.slice(0, 200)}`);
+        assert.equal(JSON.parse(answer?.body ?? '').code, 'payload_too_large');
+      }
+    });
+  }
+
+  test('a body over the cap announced with Expect: 100-continue gets its 413', async () => {
+    const size = 3 * 1024 * 1024;
+    for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
+      const received = await uploadAndRead(
+        port,
+        `POST ${base} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n` +
+          `Content-Length: ${size}\r\nExpect: 100-continue\r\n\r\n`,
+        [Buffer.alloc(size, 'a')],
+        '',
+      );
+      const [answer] = readAnswers(withoutContinue(received), [false]);
+      assert.equal(answer?.status, 413, `attempt ${attempt}: ${received.slice(0, 200)}`);
+      assert.equal(JSON.parse(answer?.body ?? '').code, 'payload_too_large');
+    }
+  });
+
+  test('what uWS refuses in its parser: the connection is closed at once, with no answer', async () => {
+    const pipelined = JSON.stringify({ surveyId, finished: false, data: { pipelined: true } });
+    // See "HTTP/1.1 at the edge" in the README: these never reach Chorus.
+    const cases = {
+      'an unknown method': `PROPFIND ${base} HTTP/1.1\r\nHost: x\r\n\r\n`,
+      'a lower-case method': `get /health HTTP/1.1\r\nHost: x\r\n\r\n`,
+      'Content-Length and Transfer-Encoding': `${head(3).replace('\r\n\r\n', '\r\nTransfer-Encoding: chunked\r\n\r\n')}0\r\n\r\n`,
+      'a Content-Length that is not a number': `${head(3).replace('Content-Length: 3', 'Content-Length: abc')}abc`,
+      // A write waits for Kafka; uWS closes a connection whose next request arrives meanwhile.
+      'a request pipelined behind a write': `${head(pipelined.length)}${pipelined}GET /health HTTP/1.1\r\nHost: x\r\n\r\n`,
+    };
+    for (const [what, data] of Object.entries(cases)) {
+      const started = Date.now();
+      const reply = await exchange(port, data, 'wait');
+      assert.equal(reply, '', what);
+      // Well before uWS's 10 s idle timeout, which closes the cases of the next test.
+      assert.ok(Date.now() - started < 5000, `${what}: closed after ${Date.now() - started} ms`);
+    }
+    await assertServesNormally('connections uWS closed');
+  });
+
+  test('what uWS cannot parse (49+ header fields, HTTP/1.0, a malformed request line) is closed by its idle timeout, unanswered', async () => {
+    const fields = Array.from({ length: 49 }, (_, i) => `X-Field-${i}: v\r\n`).join('');
+    const cases = [
+      `GET /health HTTP/1.1\r\n${fields}\r\n`,
+      'GET /health HTTP/1.0\r\n\r\n',
+      'GET http://x/health HTTP/1.1\r\nHost: x\r\n\r\n',
+      'hello\r\n\r\n',
+    ];
+    const replies = await Promise.all(cases.map((data) => exchange(port, data, 'wait', 30_000)));
+    assert.deepEqual(replies, ['', '', '', '']);
+  });
 });
 
 /**
  * Writes `data` on a new connection and resolves with everything the server sent until the
  * connection closed. `then` says what the client does after writing: `destroy` drops the
- * connection at once, `end` closes its side cleanly, `wait` waits for the server to close.
+ * connection at once, `end` closes its side cleanly, `wait` waits for the server to close,
+ * `until-answered` closes once a whole answer (not a 100 Continue) has arrived.
  */
-function exchange(port: number, data: string, then: 'destroy' | 'end' | 'wait'): Promise<string> {
+function exchange(
+  port: number,
+  data: string,
+  then: 'destroy' | 'end' | 'wait' | 'until-answered',
+  deadlineMs = SOCKET_DEADLINE_MS,
+): Promise<string> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1');
     let received = '';
     socket.setEncoding('utf8');
-    socket.on('data', (chunk: string) => (received += chunk));
-    socket.setTimeout(SOCKET_DEADLINE_MS, () =>
-      socket.destroy(new Error(`the connection was still open after ${SOCKET_DEADLINE_MS} ms: ${received}`)),
+    socket.on('data', (chunk: string) => {
+      received += chunk;
+      if (then === 'until-answered' && isWholeAnswer(received)) socket.destroy();
+    });
+    socket.setTimeout(deadlineMs, () =>
+      socket.destroy(new Error(`the connection was still open after ${deadlineMs} ms: ${received}`)),
     );
     socket.once('error', reject);
     socket.once('close', () => resolve(received));
@@ -167,4 +322,91 @@ async function rawRequest(port: number, request: string): Promise<RawReply> {
     }),
   );
   return { status, headers, body: rest.join('\r\n\r\n') };
+}
+
+const withoutContinue = (received: string) => received.replace(/^HTTP\/1\.1 100 Continue\r\n\r\n/, '');
+
+/** Whether `received` holds a whole final answer (after any 100 Continue). */
+function isWholeAnswer(received: string): boolean {
+  try {
+    return readAnswers(withoutContinue(received), [false]).length === 1;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Splits what one connection received into its answers, in order. `heads[i]` says whether the
+ * i-th answer is to a HEAD (no body, whatever its Content-Length says). Bodies are read by
+ * Content-Length or chunked encoding; an incomplete answer throws.
+ */
+function readAnswers(received: string, heads: boolean[]): RawReply[] {
+  const answers: RawReply[] = [];
+  let rest = received;
+  while (rest.length > 0) {
+    const end = rest.indexOf('\r\n\r\n');
+    if (end < 0) throw new Error(`an incomplete answer: ${rest.slice(0, 200)}`);
+    const [statusLine = '', ...lines] = rest.slice(0, end).split('\r\n');
+    const headers = Object.fromEntries(
+      lines.map((line) => {
+        const colon = line.indexOf(':');
+        return [line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim()];
+      }),
+    );
+    rest = rest.slice(end + 4);
+    let body = '';
+    if (heads[answers.length]) {
+      // no body
+    } else if (headers['transfer-encoding'] === 'chunked') {
+      for (;;) {
+        const lineEnd = rest.indexOf('\r\n');
+        if (lineEnd < 0) throw new Error('an incomplete chunked body');
+        const size = parseInt(rest.slice(0, lineEnd), 16);
+        if (rest.length < lineEnd + 2 + size + 2) throw new Error('an incomplete chunk');
+        body += rest.slice(lineEnd + 2, lineEnd + 2 + size);
+        rest = rest.slice(lineEnd + 2 + size + 2);
+        if (size === 0) break;
+      }
+    } else {
+      const length = Number(headers['content-length'] ?? 0);
+      if (rest.length < length) throw new Error('an incomplete body');
+      body = rest.slice(0, length);
+      rest = rest.slice(length);
+    }
+    answers.push({ status: Number(statusLine.split(' ')[1]), headers, body });
+  }
+  return answers;
+}
+
+/**
+ * Sends `start`, then every chunk, then `end`, while reading;
+ * resolves with what was received once a whole answer has arrived (or the connection closed).
+ */
+function uploadAndRead(port: number, start: string, chunks: Buffer[], end: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    let received = '';
+    const finish = () => {
+      socket.destroy();
+      resolve(received);
+    };
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => {
+      received += chunk;
+      if (isWholeAnswer(received)) finish();
+    });
+    socket.setTimeout(SOCKET_DEADLINE_MS, () =>
+      socket.destroy(new Error(`no whole answer after ${SOCKET_DEADLINE_MS} ms: ${received}`)),
+    );
+    socket.once('error', (error) => (received ? resolve(received) : reject(error)));
+    socket.once('close', () => resolve(received));
+    // The head first, then at once the whole body, queued as a client sending as fast as it can
+    // does: the server decides on the head alone while most of the body is still on its way.
+    socket.write(start);
+    setTimeout(() => {
+      if (socket.destroyed) return;
+      for (const chunk of chunks) socket.write(chunk);
+      socket.write(end);
+    }, 0);
+  });
 }

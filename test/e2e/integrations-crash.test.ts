@@ -1,7 +1,8 @@
 // The integrations process killed (SIGKILL) while its Slack and Notion calls are in flight: the
 // providers have created what it sent, but it never heard back. A new process settles each
 // interrupted delivery by asking the provider, so every finished response still ends as exactly one
-// message and one page.
+// message and one page. Pages are recognised by the marker naming their delivery, so responses
+// that read alike (the same rating) are never taken for one another.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createLogger } from '../../src/logger.ts';
@@ -28,6 +29,9 @@ import { startChorusProcess } from '../helpers/process.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 const CHANNEL = 'C0CRASH';
+const RATINGS_CHANNEL = 'C0RATINGS';
+/** A database that only a rating fills: the pages of responses with the same rating read alike. */
+const RATINGS_DATABASE = { id: '5b1f9c2e-0d4a-4c6e-9a51-0000000000aa', title: 'Ratings' };
 
 describe('integrations: a crash of the integrations process mid-send', () => {
   let slack: FakeSlack;
@@ -44,11 +48,20 @@ describe('integrations: a crash of the integrations process mid-send', () => {
 
   const connect = async (provider: 'slack' | 'notion', code: string) =>
     (await connectIntegration(baseUrl, { apiKey: key, environmentId: env }, provider, code)).integration.id;
+  let slackId: string;
+  let notionId: string;
 
   before(async () => {
     slack = await startFakeSlack(SLACK_CREDENTIALS);
-    slack.channels = [{ id: CHANNEL, name: 'feedback', is_private: false }];
+    slack.channels = [
+      { id: CHANNEL, name: 'feedback', is_private: false },
+      { id: RATINGS_CHANNEL, name: 'ratings', is_private: false },
+    ];
     notion = await startFakeNotion(NOTION_CREDENTIALS);
+    notion.databases.push({
+      ...RATINGS_DATABASE,
+      properties: { Name: { type: 'title' }, Score: { type: 'number' } },
+    });
     world = await createTestWorld('e2e_integrations_crash', {
       ...providerEnv(slack, notion),
       DELIVERY_LEASE_S: '15', // the shortest allowed: the killed worker's sends are settled sooner
@@ -70,8 +83,8 @@ describe('integrations: a crash of the integrations process mid-send', () => {
         questions: QUESTIONS,
       })
     ).id;
-    const slackId = await connect('slack', slack.codes.issue());
-    const notionId = await connect('notion', notion.codes.issue());
+    slackId = await connect('slack', slack.codes.issue());
+    notionId = await connect('notion', notion.codes.issue());
     const links = [
       await api('POST', `/api/v1/management/integrations/${slackId}/links`, {
         surveyId,
@@ -160,6 +173,110 @@ describe('integrations: a crash of the integrations process mid-send', () => {
       const externalIds = new Set(rows.map((d) => d.externalId));
       for (const m of slack.messages) assert.ok(externalIds.has(m.ts), `message ${m.ts} is recorded`);
       for (const p of notion.pages) assert.ok(externalIds.has(p.id), `page ${p.id} is recorded`);
+    } finally {
+      await second.stop();
+    }
+  });
+
+  test('look-alike responses (the same rating) each end as their own page and message though the worker is killed mid-burst', async () => {
+    const ratings = await createSurvey(edge.orm.em.fork(), {
+      environmentId: env,
+      name: 'Ratings only',
+      status: 'inProgress',
+      questions: QUESTIONS,
+    });
+    const links = [
+      await api('POST', `/api/v1/management/integrations/${slackId}/links`, {
+        surveyId: ratings.id,
+        targetId: RATINGS_CHANNEL,
+        questionIds: ['score'],
+      }),
+      await api('POST', `/api/v1/management/integrations/${notionId}/links`, {
+        surveyId: ratings.id,
+        targetId: RATINGS_DATABASE.id,
+        mapping: [{ questionId: 'score', property: 'Score' }],
+      }),
+    ];
+    for (const link of links) assert.equal(link.status, 201, JSON.stringify(link.body));
+    const linkIds = links.map((l) => l.body.data.id as string);
+    const ratingPages = () => notion.pages.filter((p) => p.parent.database_id === RATINGS_DATABASE.id);
+    const ratingMessages = () => slack.messages.filter((m) => m.channel === RATINGS_CHANNEL);
+
+    // Eight responses that read the same, finished while no worker runs: the next one starts on
+    // all of them in a burst, and is killed while the providers hold their answers.
+    const responseIds: string[] = [];
+    for (let i = 0; i < 8; i++) {
+      const reply = await call(baseUrl, 'POST', `/api/v1/client/${env}/responses`, {
+        surveyId: ratings.id,
+        finished: true,
+        data: { score: 4 },
+      });
+      assert.equal(reply.status, 200);
+      responseIds.push(reply.body.data.id as string);
+    }
+    slack.answerDelayMs = 5_000;
+    notion.answerDelayMs = 5_000;
+    const first = await startWorker();
+    await waitFor(() => ratingPages().length === 8 && ratingMessages().length === 8, {
+      what: 'all eight pages and messages created at the providers',
+      timeoutMs: 45_000,
+    });
+    const killed = new Promise((resolve) => first.child.once('close', resolve));
+    first.child.kill('SIGKILL');
+    await killed;
+    slack.answerDelayMs = 0;
+    notion.answerDelayMs = 0;
+
+    // A page someone else added meanwhile, reading just like them, but without a Chorus marker.
+    const impostor = await fetch(`${notion.apiUrl}/v1/pages`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${notion.token}`,
+        'notion-version': '2022-06-28',
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify({
+        parent: { database_id: RATINGS_DATABASE.id },
+        properties: { Score: { number: 4 } },
+      }),
+    });
+    assert.equal(impostor.status, 200);
+    const impostorId = ((await impostor.json()) as { id: string }).id;
+
+    const second = await startWorker();
+    try {
+      const rows = await waitFor(
+        async () => {
+          const deliveries = await edge.orm.em.fork().find(Delivery, { link: { $in: linkIds } });
+          return deliveries.length === 16 && deliveries.every((d) => d.status === 'delivered')
+            ? deliveries
+            : undefined;
+        },
+        { what: 'all sixteen deliveries delivered after the lease of the killed worker', timeoutMs: 60_000 },
+      );
+      assert.equal(ratingMessages().length, 8, 'one message per response');
+      assert.equal(ratingPages().length, 9, 'one page per response, and the impostor');
+      for (const [linkId, made] of [
+        [linkIds[0]!, ratingMessages().map((m) => m.ts)],
+        [
+          linkIds[1]!,
+          ratingPages()
+            .map((p) => p.id)
+            .filter((id) => id !== impostorId),
+        ],
+      ] as const) {
+        const recorded = rows.filter((d) => d.link.id === linkId).map((d) => d.externalId);
+        assert.equal(new Set(recorded).size, 8, 'each delivery records its own message or page');
+        assert.deepEqual([...recorded].sort(), [...made].sort());
+      }
+      // And each page is the one its delivery created: it carries that delivery's marker.
+      for (const row of rows.filter((d) => d.link.id === linkIds[1])) {
+        assert.deepEqual(
+          notion.blocksOf(row.externalId!).map((b) => b.text),
+          [`Chorus delivery ${row.id}`],
+        );
+      }
+      assert.deepEqual([...new Set(rows.map((d) => d.responseId))].sort(), [...responseIds].sort());
     } finally {
       await second.stop();
     }

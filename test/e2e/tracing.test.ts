@@ -13,10 +13,10 @@ import { freePort } from '../helpers/local-kafka.ts';
 import { runChorus, startChorusProcess } from '../helpers/process.ts';
 import { QUESTIONS } from '../helpers/surveys.ts';
 import { waitFor } from '../helpers/wait.ts';
+import { connectIntegration, WEBAPP_URL } from '../helpers/integrations.ts';
 import { openStore, type Orm } from '../../src/store/orm.ts';
 import { createSurvey } from '../../src/store/surveys.ts';
 
-const WEBAPP = 'https://chorus.example';
 const SERVER = 2;
 const CLIENT = 3;
 const PRODUCER = 4;
@@ -69,7 +69,7 @@ describe('OpenTelemetry traces', () => {
         OTEL_BSP_SCHEDULE_DELAY: '100',
         OTEL_METRIC_EXPORT_INTERVAL: '500',
         LOG_LEVEL: 'debug',
-        WEBAPP_URL: WEBAPP,
+        WEBAPP_URL,
         ENCRYPTION_KEY: encryptionKey,
         SLACK_CLIENT_ID: 'slack-client',
         SLACK_CLIENT_SECRET: 'slack-secret',
@@ -89,24 +89,13 @@ describe('OpenTelemetry traces', () => {
 
   async function linkSlack(baseUrl: string) {
     const headers = { 'x-api-key': apiKey };
-    const start = await fetch(`${baseUrl}/api/v1/integrations/slack/connect?environmentId=${environmentId}`, {
-      headers,
-      redirect: 'manual',
-    });
-    assert.equal(start.status, 302);
-    const state = new URL(start.headers.get('location')!).searchParams.get('state')!;
-    const code = slack.codes.issue(`${WEBAPP}/api/v1/integrations/slack/callback`);
-    const done = await call(
-      baseUrl,
-      'GET',
-      `/api/v1/integrations/slack/callback?code=${code}&state=${encodeURIComponent(state)}`,
-    );
-    assert.equal(done.status, 200, JSON.stringify(done.body));
+    const code = slack.codes.issue(`${WEBAPP_URL}/api/v1/integrations/slack/callback`);
+    const { integration } = await connectIntegration(baseUrl, { apiKey, environmentId }, 'slack', code);
     slack.channels = [{ id: 'C1', name: 'feedback', is_private: false }];
     const link = await call(
       baseUrl,
       'POST',
-      `/api/v1/management/integrations/${done.body.data.id}/links`,
+      `/api/v1/management/integrations/${integration.id}/links`,
       { surveyId, targetId: 'C1', questionIds: ['feedback'] },
       headers,
     );

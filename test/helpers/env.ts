@@ -33,6 +33,10 @@ export async function createTestWorld(name: string, overrides: NodeJS.ProcessEnv
       HOST: '127.0.0.1',
       PORT: '0',
       LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'fatal',
+      // Every test sends from 127.0.0.1 and counts in the shared Redis: the per-address and per-key
+      // limits are off unless a test turns them on (test/e2e/rate-limit.test.ts).
+      RATE_LIMIT_CLIENT_PER_ADDRESS: '0',
+      RATE_LIMIT_MANAGEMENT_PER_KEY: '0',
       ...overrides,
     },
     cleanup: async () => {

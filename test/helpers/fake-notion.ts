@@ -1,6 +1,7 @@
 // A local stand-in for Notion's API, for tests that drive the real @notionhq/client at it
 // (`baseUrl: fake.apiUrl`). It answers the calls Chorus makes (POST /v1/oauth/token, POST
-// /v1/search, GET /v1/databases/{id}, POST /v1/databases/{id}/query, POST /v1/pages) the way Notion does: JSON bodies, the
+// /v1/search, GET /v1/databases/{id}, POST /v1/databases/{id}/query, POST /v1/pages with children,
+// GET /v1/blocks/{id}/children) the way Notion does: JSON bodies, the
 // Notion-Version header required, a bearer token, errors as `{object: 'error', status, code,
 // message}` with the matching HTTP status, and page properties checked against the database's
 // property types and Notion's size limits. Failures can be queued with failNext.
@@ -51,6 +52,13 @@ export interface FakeNotionPage {
   properties: Record<string, unknown>;
 }
 
+export interface FakeNotionBlock {
+  id: string;
+  type: 'paragraph';
+  /** The paragraph's text. */
+  text: string;
+}
+
 export type FakeNotionFailure =
   'http500' | 'service_unavailable' | 'rate_limited' | 'unauthorized' | 'validation_error' | 'network';
 
@@ -82,13 +90,15 @@ export interface FakeNotion {
   pageSize: number | undefined;
   /** Every page created, in order. */
   readonly pages: FakeNotionPage[];
+  /** The content blocks of a page (paragraphs, as created with it), by page id. */
+  blocksOf(pageId: string): FakeNotionBlock[];
   /** Every API request received (including failed ones), in order. */
   readonly requests: FakeNotionRequest[];
   /** The query of each visit to authorizeUrl. */
   readonly authorizeRequests: URLSearchParams[];
   /**
    * The next `count` API requests (or only those whose path starts with `/v1/<only>`, e.g. 'pages',
-   * 'search', 'databases', 'oauth/token') fail as `how`: http500 → 500 internal_server_error;
+   * 'search', 'databases', 'blocks', 'oauth/token') fail as `how`: http500 → 500 internal_server_error;
    * service_unavailable → 503; rate_limited → 429 with Retry-After (default 1 s); unauthorized → 401;
    * validation_error → 400; network → the socket is destroyed. Calls queue in order.
    */
@@ -336,6 +346,45 @@ function checkProperty(name: string, type: FakeNotionPropertyType, value: unknow
   }
 }
 
+/** The blocks of a page create's `children` (paragraphs only: what Chorus sends), or the error. */
+function childrenValue(value: unknown): FakeNotionBlock[] {
+  if (value === undefined) return [];
+  const at = 'body.children';
+  if (!Array.isArray(value)) throw validation(`${at} should be an array, instead was \`${show(value)}\`.`);
+  if (value.length > MAX_ARRAY) {
+    throw validation(`${at}.length should be ≤ \`${MAX_ARRAY}\`, instead was \`${value.length}\`.`);
+  }
+  return value.map((block, i) => {
+    const here = `${at}[${i}]`;
+    if (!isObject(block)) throw validation(`${here} should be an object, instead was \`${show(block)}\`.`);
+    if (block.type !== 'paragraph' || !isObject(block.paragraph)) {
+      throw validation(`${here}.paragraph should be defined, instead was \`${show(block.paragraph)}\`.`);
+    }
+    richTextValue(`${here}.paragraph.rich_text`, block.paragraph.rich_text);
+    const text = (block.paragraph.rich_text as { text: { content: string } }[])
+      .map((t) => t.text.content)
+      .join('');
+    return { id: randomUUID(), type: 'paragraph' as const, text };
+  });
+}
+
+function blockObject(block: FakeNotionBlock, pageId: string, createdTime: string) {
+  return {
+    object: 'block',
+    id: block.id,
+    parent: { type: 'page_id', page_id: pageId },
+    created_time: createdTime,
+    last_edited_time: createdTime,
+    created_by: { object: 'user', id: 'fake-bot' },
+    last_edited_by: { object: 'user', id: 'fake-bot' },
+    has_children: false,
+    archived: false,
+    in_trash: false,
+    type: 'paragraph',
+    paragraph: { rich_text: richText(block.text), color: 'default' },
+  };
+}
+
 function propertySchema(name: string, type: FakeNotionPropertyType, index: number) {
   const config = type === 'select' || type === 'multi_select' ? { options: [] } : {};
   return { id: `p${index.toString(36)}`, name, type, [type]: config };
@@ -415,6 +464,8 @@ export async function startFakeNotion(
   const failures = new FailureQueue<FakeNotionFailure>();
 
   const createdTimes = new Map<string, string>();
+  /** The content blocks of each page, by page id. */
+  const blocks = new Map<string, FakeNotionBlock[]>();
   const findDatabase = (id: string) => fake.databases.find((db) => bare(db.id) === bare(id));
 
   const oauthToken = (req: IncomingMessage, body: Record<string, unknown>, res: ServerResponse) => {
@@ -517,7 +568,9 @@ export async function startFakeNotion(
       if (!property) throw validation(`${name} is not a property that exists.`);
       checkProperty(name, property.type, value);
     }
+    const children = childrenValue(body.children);
     const page: FakeNotionPage = { id: randomUUID(), parent: { database_id: db.id }, properties };
+    blocks.set(page.id, children);
     fake.pages.push(page);
     // Notion keeps created_time to the minute.
     const created = new Date(Math.floor(Date.now() / 60_000) * 60_000).toISOString();
@@ -567,12 +620,47 @@ export async function startFakeNotion(
     };
   };
 
+  /** GET /v1/blocks/{id}/children of a page, cursor-paged like every Notion list. */
+  const blockChildren = (id: string, query: URLSearchParams) => {
+    const page = fake.pages.find((p) => bare(p.id) === bare(id));
+    if (!page) {
+      throw new NotionError(
+        404,
+        'object_not_found',
+        `Could not find block with ID: ${id}. Make sure the relevant pages and databases are shared with your integration.`,
+      );
+    }
+    const rawSize = query.get('page_size');
+    const size = rawSize === null ? MAX_PAGE_SIZE : Number(rawSize);
+    if (!Number.isInteger(size) || size < 1 || size > MAX_PAGE_SIZE) {
+      throw validation(`query.page_size should be ≤ \`${MAX_PAGE_SIZE}\`, instead was \`${show(rawSize)}\`.`);
+    }
+    const children = blocks.get(page.id) ?? [];
+    const cursor = query.get('start_cursor');
+    const start = cursor === null ? 0 : children.findIndex((b) => b.id === cursor);
+    if (start < 0)
+      throw validation(`query.start_cursor should be a valid cursor, instead was \`${cursor}\`.`);
+    const end = start + Math.min(size, fake.pageSize ?? MAX_PAGE_SIZE);
+    const next = children[end];
+    const created = createdTimes.get(page.id) ?? CREATED;
+    return {
+      object: 'list',
+      results: children.slice(start, end).map((b) => blockObject(b, page.id, created)),
+      next_cursor: next ? next.id : null,
+      has_more: next !== undefined,
+      type: 'block',
+      block: {},
+      request_id: randomUUID(),
+    };
+  };
+
   const route = async (
     req: IncomingMessage,
-    path: string,
+    url: URL,
     body: Record<string, unknown>,
     res: ServerResponse,
   ) => {
+    const path = url.pathname;
     if (req.method === 'POST' && path === '/v1/oauth/token') return oauthToken(req, body, res);
 
     const given = bearerToken(req.headers.authorization);
@@ -588,6 +676,10 @@ export async function startFakeNotion(
     const query = /^\/v1\/databases\/([^/]+)\/query$/.exec(path);
     if (req.method === 'POST' && query) {
       return send(res, 200, queryDatabase(decodeURIComponent(query[1] ?? ''), body));
+    }
+    const children = /^\/v1\/blocks\/([^/]+)\/children$/.exec(path);
+    if (req.method === 'GET' && children) {
+      return send(res, 200, blockChildren(decodeURIComponent(children[1] ?? ''), url.searchParams));
     }
     const database = /^\/v1\/databases\/([^/]+)$/.exec(path);
     if (req.method === 'GET' && database) {
@@ -673,7 +765,7 @@ export async function startFakeNotion(
       }
       if (badJson) throw new NotionError(400, 'invalid_json', 'Error parsing JSON body.');
       if (!isObject(body)) throw validation('body should be an object.');
-      await route(req, url.pathname, body, res);
+      await route(req, url, body, res);
     } catch (error) {
       if (error instanceof NotionError) sendError(res, error);
       else throw error;
@@ -701,6 +793,9 @@ export async function startFakeNotion(
     databases: defaultNotionDatabases(),
     pageSize: undefined,
     pages: [],
+    blocksOf(pageId: string) {
+      return blocks.get(pageId) ?? [];
+    },
     requests: [],
     authorizeRequests: [],
     failNext(count, how, retryAfterSeconds = 1, only) {

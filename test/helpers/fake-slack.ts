@@ -2,7 +2,9 @@
 // (`slackApiUrl: fake.apiUrl`). It answers the calls Chorus makes (oauth.v2.access,
 // users.conversations, chat.postMessage, conversations.history) the way Slack does: form-encoded or JSON POST bodies, a
 // bearer token, HTTP 200 with `ok: false` for platform errors, 429 with Retry-After for rate
-// limits. Failures can be queued with failNext; everything posted is kept in `messages`.
+// limits, `invalid_blocks` for more than 50 blocks or a section text over 3,000 characters, and
+// `msg_blocks_too_long` for too much text in all. Failures can be queued with failNext; everything
+// posted is kept in `messages`.
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
@@ -89,6 +91,12 @@ const BOT_USER_ID = 'U0FAKEBOT';
 /** Slack refuses a section text over 3000 characters and a message over 50 blocks. */
 const MAX_SECTION_TEXT = 3000;
 const MAX_BLOCKS = 50;
+/**
+ * Slack refuses a message whose blocks hold too much text in all with `msg_blocks_too_long`; the
+ * limit is not documented (about 13,200 characters of section text, reported in slackapi/bolt-js
+ * issue 2509). The fake draws the line at 13,000.
+ */
+const MAX_BLOCKS_TEXT = 13_000;
 
 export const DEFAULT_SLACK_CHANNELS: readonly FakeSlackChannel[] = [
   { id: 'C0000000001', name: 'general', is_private: false },
@@ -157,6 +165,14 @@ function blocksProblem(blocks: unknown): string | undefined {
     }
   }
   return undefined;
+}
+
+/** The characters of text in all section blocks together. */
+function blocksText(blocks: unknown[]): number {
+  return blocks.reduce<number>((sum, block) => {
+    const text = (block as { text?: { text?: unknown } }).text?.text;
+    return sum + (typeof text === 'string' ? text.length : 0);
+  }, 0);
 }
 
 export async function startFakeSlack(
@@ -260,6 +276,8 @@ export async function startFakeSlack(
     if (blocks !== undefined) {
       const problem = blocksProblem(blocks);
       if (problem) return { ok: false, error: 'invalid_blocks', errors: [problem] };
+      if (blocksText(blocks as unknown[]) > MAX_BLOCKS_TEXT)
+        return { ok: false, error: 'msg_blocks_too_long' };
     }
     const name = target.replace(/^#/, '');
     const channel = fake.channels.find((c) => c.id === target || c.name === name);

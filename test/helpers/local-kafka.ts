@@ -2,6 +2,7 @@
 import { execFile } from 'node:child_process';
 import { createServer } from 'node:net';
 import { rm } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
@@ -28,10 +29,18 @@ export function freePort(): Promise<number> {
   });
 }
 
-export async function privateBroker(name: string): Promise<PrivateBroker> {
+export interface PrivateBrokerOptions {
+  /** Where the broker keeps its files (default `.local/kafka-<name>-<port>`). */
+  home?: string;
+}
+
+export async function privateBroker(
+  name: string,
+  options: PrivateBrokerOptions = {},
+): Promise<PrivateBroker> {
   const port = await freePort();
   const controllerPort = await freePort();
-  const home = path.join(root, '.local', `kafka-${name}-${port}`);
+  const home = options.home ?? path.join(root, '.local', `kafka-${name}-${port}`);
   const env = {
     ...process.env,
     CHORUS_KAFKA_HOME: home,
@@ -50,4 +59,21 @@ export async function privateBroker(name: string): Promise<PrivateBroker> {
       await rm(home, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * SIGKILLs the broker that `up.sh` started with its files in `home`, at once and synchronously (for
+ * process 'exit' handlers, which allow no asynchronous work, and for leftovers of a killed test).
+ * The pid is trusted only while that process's command line names `home`. True if one was killed.
+ */
+export function killBrokerSync(home: string): boolean {
+  try {
+    const pid = Number(readFileSync(path.join(home, 'kafka.pid'), 'utf8').trim());
+    const commandLine = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    if (!commandLine.includes(home)) return false;
+    process.kill(pid, 'SIGKILL');
+    return true;
+  } catch {
+    return false; // no pid file, or the process is gone
+  }
 }

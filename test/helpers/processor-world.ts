@@ -19,8 +19,12 @@ export interface ProcessorWorld {
   close(): Promise<void>;
 }
 
-export async function createProcessorWorld(name: string): Promise<ProcessorWorld> {
-  const world = await createTestWorld(name);
+/** `overrides` are environment variables of the world (e.g. KAFKA_PARTITIONS: '1'). */
+export async function createProcessorWorld(
+  name: string,
+  overrides: NodeJS.ProcessEnv = {},
+): Promise<ProcessorWorld> {
+  const world = await createTestWorld(name, overrides);
   const config = loadConfig(world.env);
   const logger = createLogger(config.log.level, process.stderr);
   const orm = await openStore(world.databaseUrl, logger);

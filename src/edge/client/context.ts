@@ -16,6 +16,7 @@ import type { Static, TProperties, TSchema } from 'typebox';
 import type { Validator } from 'typebox/compile';
 import type { RouteRequest } from '../router.ts';
 import { parseJsonBody, requireId, validateBody } from '../validation.ts';
+import { requireStorableRequest } from '../safe-json.ts';
 
 export interface ClientContext {
   environments: Directory<EnvironmentInfo>;
@@ -76,13 +77,16 @@ export async function openSurveyRequest<T extends TSchema>(
   request: RouteRequest,
   schema: Validator<TProperties, T>,
 ): Promise<{ environmentId: string; body: Static<T>; survey: SurveySnapshot }> {
+  requireStorableRequest(request);
   const environmentId = requireId('environmentId', request.params.environmentId);
   const body = validateBody(schema, parseJsonBody(request.body));
   // Every such schema has `surveyId` and may have `userId` (see responses.ts, displays.ts).
   const { surveyId, userId } = body as { surveyId: string; userId?: string };
   requireEnterpriseForUserId(await requireEnvironment(ctx, environmentId), userId);
   const survey = await requireOpenSurvey(ctx, environmentId, surveyId);
-  return { environmentId, body, survey };
+  // The survey's copy of the (equal) id: one string shared by every request, where the path's
+  // would keep each request's whole URL alive in the caches that remember the id.
+  return { environmentId: survey.environmentId, body, survey };
 }
 
 export function validationFailed(problems: Record<string, string>): never {

@@ -1,11 +1,12 @@
 // Client API: "survey was displayed". Stored by the display processor; the answer is built here.
 import Type from 'typebox';
 import { Compile } from 'typebox/compile';
-import { ID_PATTERN, contactIdFor, newId } from '../../ids.ts';
+import { ID_PATTERN, contactIdFor } from '../../ids.ts';
 import type { DisplayCreated } from '../../events/displays.ts';
 import type { Route, RouteRequest } from '../router.ts';
 import { preflight } from './cors.ts';
 import { CORS_HEADERS, envelope, openSurveyRequest, type ClientContext } from './context.ts';
+import type { Idempotency, IdempotentWrite } from './idempotency.ts';
 
 const CreateBody = Compile(
   Type.Object({
@@ -14,22 +15,30 @@ const CreateBody = Compile(
   }),
 );
 
-export function clientDisplayRoutes(ctx: ClientContext): Route[] {
+export function clientDisplayRoutes(ctx: ClientContext, idempotency: Idempotency): Route[] {
   const path = '/api/v1/client/:environmentId/displays';
   return [
-    { method: 'POST', path, headers: CORS_HEADERS, handler: (r) => createDisplay(ctx, r) },
+    {
+      method: 'POST',
+      path,
+      headers: CORS_HEADERS,
+      handler: (r) => idempotency.run(r, 'displays', 'dsp', (attempt) => createDisplay(ctx, r, attempt)),
+    },
     preflight(path, ['POST']),
   ];
 }
 
-async function createDisplay(ctx: ClientContext, request: RouteRequest) {
+async function createDisplay(ctx: ClientContext, request: RouteRequest, { ids }: IdempotentWrite) {
   const { environmentId, body, survey } = await openSurveyRequest(ctx, request, CreateBody);
 
-  const displayId = newId('dsp');
+  // A retry (Idempotency-Key) writes the first attempt's event again: the processor skips a repeat.
+  const displayId = ids.id;
   const contactId = body.userId === undefined ? null : contactIdFor(environmentId, body.userId);
   const event: DisplayCreated = {
     type: 'display.created',
     ...envelope(environmentId),
+    eventId: ids.eventId,
+    occurredAt: ids.occurredAt,
     displayId,
     surveyId: survey.id,
     userId: body.userId,

@@ -8,6 +8,7 @@ import type { ContactRecord } from '../../store/contacts.ts';
 import { ATTRIBUTE_KEY_PATTERN } from '../../store/entities.ts';
 import type { Route, RouteRequest } from '../router.ts';
 import { parseJsonBody, requireId } from '../validation.ts';
+import { requireStorableRequest } from '../safe-json.ts';
 import { preflight } from './cors.ts';
 import {
   CORS_HEADERS,
@@ -61,6 +62,7 @@ export function parseIdentifyBody(value: unknown): IdentifyInput {
 }
 
 async function identify(ctx: ClientContext, request: RouteRequest) {
+  requireStorableRequest(request);
   const environmentId = requireId('environmentId', request.params.environmentId);
   const input = parseIdentifyBody(parseJsonBody(request.body));
   const environment = await requireEnvironment(ctx, environmentId);

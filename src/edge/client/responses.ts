@@ -4,14 +4,16 @@
 import Type from 'typebox';
 import { Compile } from 'typebox/compile';
 import { ChorusError, notFound } from '../../errors.ts';
-import { ID_PATTERN, contactIdFor, newId } from '../../ids.ts';
+import { ID_PATTERN, contactIdFor } from '../../ids.ts';
 import type { ResponseCreated, ResponseUpdated } from '../../events/responses.ts';
 import type { SurveySnapshot } from '../../store/surveys.ts';
+import type { ResponseStatus } from '../../store/responses.ts';
 import { answerShapeProblems, isAnswered, missingRequiredAnswers } from '../../surveys/validate-answers.ts';
 import { fullQuotaFor, quotaAnswer, quotaAnswersOf } from '../../surveys/quotas.ts';
 import { buildResponseMeta } from '../request-meta.ts';
 import type { Route, RouteRequest } from '../router.ts';
 import { parseJsonBody, requireId, validateBody } from '../validation.ts';
+import { requireStorableRequest } from '../safe-json.ts';
 import { preflight } from './cors.ts';
 import {
   CORS_HEADERS,
@@ -21,6 +23,7 @@ import {
   validationFailed,
   type ClientContext,
 } from './context.ts';
+import type { Idempotency, IdempotentWrite } from './idempotency.ts';
 
 const Id = Type.String({ pattern: ID_PATTERN });
 const Answers = Type.Record(Type.String(), Type.Unknown());
@@ -61,10 +64,15 @@ const UpdateBody = Compile(
   }),
 );
 
-export function clientResponseRoutes(ctx: ClientContext): Route[] {
+export function clientResponseRoutes(ctx: ClientContext, idempotency: Idempotency): Route[] {
   const base = '/api/v1/client/:environmentId/responses';
   return [
-    { method: 'POST', path: base, headers: CORS_HEADERS, handler: (r) => createResponse(ctx, r) },
+    {
+      method: 'POST',
+      path: base,
+      headers: CORS_HEADERS,
+      handler: (r) => idempotency.run(r, 'responses', 'rsp', (attempt) => createResponse(ctx, r, attempt)),
+    },
     {
       method: 'PUT',
       path: `${base}/:responseId`,
@@ -76,18 +84,23 @@ export function clientResponseRoutes(ctx: ClientContext): Route[] {
   ];
 }
 
-async function createResponse(ctx: ClientContext, request: RouteRequest) {
+async function createResponse(ctx: ClientContext, request: RouteRequest, { ids, retry }: IdempotentWrite) {
   const { environmentId, body, survey } = await openSurveyRequest(ctx, request, CreateBody);
   checkAnswers(survey, body.data, body.finished ? (id) => isAnswered(body.data[id]) : undefined);
-  if (body.displayId) await requireLinkableDisplay(ctx, body.displayId, survey.id);
-  if (body.singleUseId && !(await ctx.singleUseIds.reserve(survey.id, body.singleUseId))) {
+  // A retry whose first attempt was stored already writes its command again (the processor skips
+  // it: same event id); the display and single-use id are then its own, not another response's.
+  const storedBefore = retry && (await ctx.responses.get(ids.id)) !== undefined;
+  if (body.displayId && !storedBefore) await requireLinkableDisplay(ctx, body.displayId, survey.id);
+  if (body.singleUseId && !storedBefore && !(await ctx.singleUseIds.reserve(survey.id, body.singleUseId))) {
     throw new ChorusError('conflict', 'Response already submitted for this single-use link');
   }
 
-  const responseId = newId('rsp');
+  const responseId = ids.id;
   const command: ResponseCreated = {
     type: 'response.created',
     ...envelope(environmentId),
+    eventId: ids.eventId,
+    occurredAt: ids.occurredAt,
     responseId,
     surveyId: survey.id,
     finished: body.finished,
@@ -121,18 +134,24 @@ async function createResponse(ctx: ClientContext, request: RouteRequest) {
     throw error;
   }
 
-  ctx.responses.set(responseId, {
-    environmentId,
-    surveyId: survey.id,
-    finished: body.finished,
-    answered: Object.keys(body.data).filter((k) => isAnswered(body.data[k])),
-    quotaAnswers: quotaAnswersOf(survey.quotas, body.data),
-  });
+  ctx.responses.set(
+    responseId,
+    body.finished
+      ? finishedResponse(environmentId, survey.id)
+      : {
+          environmentId,
+          surveyId: survey.id,
+          finished: false,
+          answered: Object.keys(body.data).filter((k) => isAnswered(body.data[k])),
+          quotaAnswers: quotaAnswersOf(survey.quotas, body.data),
+        },
+  );
   if (body.displayId) ctx.displays.set(body.displayId, { surveyId: survey.id, linked: true });
   return { status: 200, body: { data: { id: responseId, ...quotaAnswer(fullQuotaFor(survey, body.data)) } } };
 }
 
 async function updateResponse(ctx: ClientContext, request: RouteRequest) {
+  requireStorableRequest(request);
   const environmentId = requireId('environmentId', request.params.environmentId);
   const responseId = requireId('responseId', request.params.responseId);
   const body = validateBody(UpdateBody, parseJsonBody(request.body));
@@ -179,14 +198,25 @@ async function updateResponse(ctx: ClientContext, request: RouteRequest) {
   const quotaAnswers = survey
     ? quotaAnswersOf(survey.quotas, { ...status.quotaAnswers, ...data })
     : status.quotaAnswers;
-  ctx.responses.set(responseId, {
-    ...status,
-    finished: body.finished === true,
-    answered: [...answered],
-    quotaAnswers,
-  });
+  ctx.responses.set(
+    responseId,
+    body.finished === true
+      ? finishedResponse(status.environmentId, status.surveyId)
+      : { ...status, answered: [...answered], quotaAnswers },
+  );
   const quota = survey ? fullQuotaFor(survey, quotaAnswers) : undefined;
   return { status: 200, body: { data: { id: responseId, ...quotaAnswer(quota) } } };
+}
+
+const NOTHING: readonly string[] = Object.freeze([]);
+const NO_ANSWERS: Readonly<Record<string, unknown>> = Object.freeze({});
+
+/**
+ * What the edge keeps of a finished response: enough to refuse its updates. A cache of the last
+ * minute's responses holds many of them, so they share their (empty) answers.
+ */
+function finishedResponse(environmentId: string, surveyId: string): ResponseStatus {
+  return { environmentId, surveyId, finished: true, answered: NOTHING, quotaAnswers: NO_ANSWERS };
 }
 
 /** Answers of the wrong shape, and — when the response finishes — required questions left open. */

@@ -6,6 +6,7 @@ import { hashApiKey, type ApiKeyGrant } from '../../store/environments.ts';
 import type { Permission } from '../../store/entities.ts';
 import type { Directory } from '../directory.ts';
 import type { HttpRequest } from '../http/types.ts';
+import { requireStorableRequest } from '../safe-json.ts';
 
 const RANK: Record<Permission, number> = { read: 1, write: 2, manage: 3 };
 
@@ -15,15 +16,22 @@ export function permissionFor(method: string): Permission {
   return NEEDED[method] ?? 'manage';
 }
 
-export async function authenticate(request: HttpRequest, keys: Directory<ApiKeyGrant>): Promise<ApiKeyGrant> {
+/** The API key a request carries, if any (also what management rate limits count by). */
+export function apiKeyOf(request: HttpRequest): string | undefined {
   const bearer = request.headers.authorization?.match(/^Bearer\s+(\S+)$/i)?.[1];
-  const key = request.headers['x-api-key'] || bearer;
+  return request.headers['x-api-key'] || bearer;
+}
+
+export async function authenticate(request: HttpRequest, keys: Directory<ApiKeyGrant>): Promise<ApiKeyGrant> {
+  const key = apiKeyOf(request);
   const grant = key ? await keys.get(hashApiKey(key)) : undefined;
   if (!grant) {
     throw new ChorusError('not_authenticated', 'Not authenticated', {
       'x-Api-Key': 'Header not provided or API Key invalid',
     });
   }
+  // Every management route but the OAuth callback starts here: its path and query are checked once.
+  requireStorableRequest(request);
   return grant;
 }
 

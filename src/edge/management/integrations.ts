@@ -1,5 +1,6 @@
-// Integrations: OAuth connect/callback, and through the management API (API key rules as
+// Integrations: OAuth connect/authorize/callback, and through the management API (API key rules as
 // elsewhere) integrations, their links, the channels/databases to choose from, and deliveries.
+import { randomBytes } from 'node:crypto';
 import Type from 'typebox';
 import { Compile } from 'typebox/compile';
 import { ChorusError, invalidInput, notFound } from '../../errors.ts';
@@ -14,26 +15,43 @@ import {
   type Provider,
 } from '../../store/entities.ts';
 import {
+  consumeOAuthAttempt,
   createLink,
   integrationRecord,
   linkRecord,
   listDeliveries,
   listIntegrations,
+  recordOAuthAttempt,
+  redeemOAuthTicket,
   saveIntegration,
 } from '../../store/integrations.ts';
 import { questionsOf } from '../../surveys/definition.ts';
-import { decryptToken, encryptToken, signState, verifyState } from '../../integrations/secrets.ts';
+import {
+  decryptToken,
+  encryptToken,
+  matchesHash,
+  newSecret,
+  secretHash,
+  signState,
+  verifyState,
+} from '../../integrations/secrets.ts';
 import { ProviderError } from '../../integrations/failure.ts';
 import { SLACK_SCOPES } from '../../integrations/slack/slack-api.ts';
 import type { ProviderApis } from '../../integrations/providers.ts';
 import { mappingProblems } from '../../integrations/notion/properties.ts';
 import type { Route, RouteRequest } from '../router.ts';
 import { parseJsonBody, requireId, validateBody } from '../validation.ts';
+import { requireStorableRequest } from '../safe-json.ts';
 import { authenticate, permissionFor, requireAccess } from './auth.ts';
 import type { ManagementContext } from './context.ts';
 import { listRoute, parsePage } from './paging.ts';
 
+/** How long the connect URL may wait for a browser to open it. */
+const TICKET_TTL_MS = 10 * 60_000;
+/** How long the user has to consent, from the browser opening the connect URL. */
 const STATE_TTL_MS = 10 * 60_000;
+const COOKIE_PREFIX = 'chorus_oauth_';
+const COOKIE_PATH = '/api/v1/integrations';
 
 export interface IntegrationsContext extends ManagementContext, ProviderApis {
   webappUrl: string;
@@ -59,6 +77,7 @@ export function integrationRoutes(ctx: IntegrationsContext): Route[] {
   const base = '/api/v1/management/integrations';
   return [
     { method: 'GET', path: '/api/v1/integrations/:provider/connect', handler: (r) => connect(ctx, r) },
+    { method: 'GET', path: '/api/v1/integrations/:provider/authorize', handler: (r) => authorize(ctx, r) },
     { method: 'GET', path: '/api/v1/integrations/:provider/callback', handler: (r) => callback(ctx, r) },
     listRoute(base, ctx, (environmentIds, page) => listIntegrations(ctx.orm.em, environmentIds, page)),
     {
@@ -150,14 +169,60 @@ function requireConfigured(ctx: IntegrationsContext, provider: Provider) {
 const callbackUrl = (ctx: IntegrationsContext, provider: Provider) =>
   `${ctx.webappUrl}/api/v1/integrations/${provider}/callback`;
 
-/** Redirects to the provider's consent page, with a signed, expiring state naming the environment. */
+/**
+ * Connecting (README "Connecting a workspace"): the management client calls connect with its API
+ * key and gets a Chorus URL holding a one-time ticket; the browser opens it, which redeems the
+ * ticket, sets a cookie holding a random nonce and redirects to the provider with a signed state
+ * carrying the nonce's hash; the callback needs that cookie and consumes the state once. So a
+ * state completes at most one connection, and only in the browser that started it: a state seen
+ * by someone else (a log, a referer, a replayed callback URL) cannot connect another workspace.
+ */
 async function connect(ctx: IntegrationsContext, request: RouteRequest) {
   const provider = providerOf(request);
   const grant = await authenticate(request, ctx.keys);
   const environmentId = requireId('environmentId', request.query.get('environmentId') ?? undefined);
   requireAccess(grant, environmentId, 'write');
+  requireConfigured(ctx, provider);
+  const ticket = newSecret();
+  await recordOAuthAttempt(ctx.orm.em, {
+    id: randomBytes(16).toString('hex'),
+    ticketHash: secretHash(ticket),
+    environmentId,
+    provider,
+    expiresAt: new Date(Date.now() + TICKET_TTL_MS),
+  });
+  const target = new URL(`${ctx.webappUrl}/api/v1/integrations/${provider}/authorize`);
+  target.searchParams.set('ticket', ticket);
+  return {
+    status: 302,
+    headers: { Location: target.toString() },
+    body: { data: { url: target.toString() } },
+  };
+}
+
+/** The browser opens the connect URL: the ticket is redeemed once, the browser gets its nonce. */
+async function authorize(ctx: IntegrationsContext, request: RouteRequest) {
+  requireStorableRequest(request); // no API key here (see authenticate): checked on its own
+  const provider = providerOf(request);
   const { api, key } = requireConfigured(ctx, provider);
-  const state = signState(key, { environmentId, provider, expiresAt: Date.now() + STATE_TTL_MS });
+  const ticket = request.query.get('ticket');
+  if (!ticket) throw invalidInput({ ticket: 'Required' });
+  const nonce = newSecret();
+  const expiresAt = Date.now() + STATE_TTL_MS;
+  const attempt = await redeemOAuthTicket(ctx.orm.em, {
+    ticketHash: secretHash(ticket),
+    provider,
+    nonceHash: secretHash(nonce),
+    expiresAt: new Date(expiresAt),
+  });
+  if (!attempt) throw invalidInput({ ticket: 'Invalid, expired or already used: connect again' });
+  const state = signState(key, {
+    environmentId: attempt.environmentId,
+    provider,
+    attemptId: attempt.id,
+    nonceHash: secretHash(nonce),
+    expiresAt,
+  });
   const target =
     provider === 'slack'
       ? new URL(ctx.slack!.authorizeUrl)
@@ -172,29 +237,67 @@ async function connect(ctx: IntegrationsContext, request: RouteRequest) {
   }
   return {
     status: 302,
-    headers: { Location: target.toString() },
+    headers: {
+      Location: target.toString(),
+      'Set-Cookie': nonceCookie(ctx, attempt.id, nonce, STATE_TTL_MS / 1000),
+    },
     body: { data: { url: target.toString() } },
   };
 }
 
 /** The provider sends the user back here: exchange the code, keep the token encrypted. */
 async function callback(ctx: IntegrationsContext, request: RouteRequest) {
+  requireStorableRequest(request); // no API key here (see authenticate): checked on its own
   const provider = providerOf(request);
   const { api, key } = requireConfigured(ctx, provider);
   const refused = request.query.get('error');
   if (refused) throw invalidInput({ error: refused }, `The ${provider} authorization was not granted`);
   const state = verifyState(key, request.query.get('state') ?? '');
-  if (!state || state.provider !== provider) throw invalidInput({ state: 'Invalid or expired state' });
+  if (!state || state.provider !== provider || typeof state.attemptId !== 'string')
+    throw invalidInput({ state: 'Invalid or expired state' });
+  const nonce = cookieOf(request, `${COOKIE_PREFIX}${state.attemptId}`);
+  if (nonce === undefined || !matchesHash(nonce, state.nonceHash))
+    throw invalidInput({ state: 'This browser did not start this connection: connect again' });
   const code = request.query.get('code');
   if (!code) throw invalidInput({ code: 'Required' });
+  // Consumed before the code is exchanged: of two callbacks with this state, one goes on.
+  const attempt = await consumeOAuthAttempt(ctx.orm.em, {
+    id: state.attemptId,
+    provider,
+    nonceHash: state.nonceHash,
+  });
+  if (!attempt) throw invalidInput({ state: 'Already used or expired: connect again' });
   const exchanged = await providerCall(() => api.exchangeCode(code, callbackUrl(ctx, provider)));
   const integration = await saveIntegration(ctx.orm.em, {
-    environmentId: state.environmentId,
+    environmentId: attempt.environmentId,
     provider,
     tokenCiphertext: encryptToken(key, exchanged.accessToken),
     account: exchanged.account,
   });
-  return { status: 200, body: { data: integrationRecord(integration) } };
+  return {
+    status: 200,
+    headers: { 'Set-Cookie': nonceCookie(ctx, state.attemptId, '', 0) },
+    body: { data: integrationRecord(integration) },
+  };
+}
+
+/**
+ * The cookie that binds an attempt to its browser. HttpOnly (no script reads it), SameSite=Lax
+ * (sent on the provider's top-level redirect back, not on cross-site subrequests), scoped to the
+ * integrations routes, Secure when browsers reach Chorus over https. One per attempt, so connecting
+ * Slack and Notion at once in one browser works.
+ */
+function nonceCookie(ctx: IntegrationsContext, attemptId: string, nonce: string, maxAgeSeconds: number) {
+  const secure = ctx.webappUrl.startsWith('https://') ? '; Secure' : '';
+  return `${COOKIE_PREFIX}${attemptId}=${nonce}; Max-Age=${maxAgeSeconds}; Path=${COOKIE_PATH}; HttpOnly; SameSite=Lax${secure}`;
+}
+
+function cookieOf(request: RouteRequest, name: string): string | undefined {
+  for (const part of (request.headers.cookie ?? '').split(';')) {
+    const at = part.indexOf('=');
+    if (at > 0 && part.slice(0, at).trim() === name) return part.slice(at + 1).trim();
+  }
+  return undefined;
 }
 
 async function accessible(ctx: IntegrationsContext, request: RouteRequest) {

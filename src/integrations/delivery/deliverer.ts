@@ -9,10 +9,10 @@
 //
 // A worker that died mid-call leaves `sending` behind, and the provider may or may not have the
 // message. After a lease (longer than any provider call) another worker asks the provider: every
-// Slack message carries its delivery id as message metadata, and a Notion page is recognised by its
-// properties among the pages created since the claim. Found: `delivered`. Not there: `pending`, sent
-// again. When the provider cannot tell (no history scope, provider down): `failed`, replayable,
-// because sending blindly could post a second message.
+// Slack message carries its delivery id as message metadata, and every Notion page a marker block
+// with it, looked for among the pages created since the claim. Found: `delivered`. Not there:
+// `pending`, sent again. When the provider cannot tell (no history scope, provider down): `failed`,
+// replayable, because sending blindly could post a second message.
 //
 // An integration marked `needs_reconnect` is paused: its due deliveries are not claimed and stay
 // `pending` until it is connected again (saveIntegration sets it back to `connected`), then they go
@@ -270,7 +270,7 @@ async function send(outgoing: Outgoing, deliveryId: string): Promise<string> {
   }
   const { notion, token, databaseId, properties } = outgoing;
   const page = await inSpan('notion pages.create', { kind: 'client' }, () =>
-    notion.createPage(token, databaseId, properties),
+    notion.createPage(token, databaseId, properties, deliveryId),
   );
   return page.externalId;
 }
@@ -285,15 +285,16 @@ async function findSent(
   if (outgoing.provider === 'slack') {
     return outgoing.slack.findMessage(outgoing.token, outgoing.channel, delivery.id, since);
   }
-  // A page recorded for another delivery of this link is not this one's (two responses may read
-  // alike); only deliveries settled since the claim can have recorded a page created since then.
+  // The page is recognised by the marker naming this delivery, never by its properties (two
+  // responses may read alike). Pages recorded for other deliveries are skipped without reading
+  // them; only deliveries settled since the claim can have recorded a page created since then.
   const recorded = await em.find(
     Delivery,
     { link: delivery.link, externalId: { $ne: null }, id: { $ne: delivery.id }, updatedAt: { $gte: since } },
     { fields: ['externalId'] },
   );
   const taken = new Set(recorded.map((d) => d.externalId!));
-  return outgoing.notion.findPage(outgoing.token, outgoing.databaseId, outgoing.properties, since, taken);
+  return outgoing.notion.findPage(outgoing.token, outgoing.databaseId, delivery.id, since, taken);
 }
 
 async function recordFailure(

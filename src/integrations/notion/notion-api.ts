@@ -1,14 +1,43 @@
 // The only module that imports @notionhq/client. Every request carries Notion-Version 2022-06-28.
 // Calls: POST /v1/oauth/token, POST /v1/search (databases, 100 a page, following cursors),
-// GET /v1/databases/{id} (property types, to check a mapping), POST /v1/pages, and
-// POST /v1/databases/{id}/query (to find a page a crashed worker may have created).
+// GET /v1/databases/{id} (property types, to check a mapping), POST /v1/pages (with a marker block
+// naming the delivery), and POST /v1/databases/{id}/query with GET /v1/blocks/{id}/children (to
+// find, by its marker, a page a crashed worker may have created).
 import { APIResponseError, Client, RequestTimeoutError, UnknownHTTPResponseError } from '@notionhq/client';
 import { ProviderError, failureForStatus, type ExchangedToken, type ProviderFailure } from '../failure.ts';
 import { plainText } from '../text.ts';
-import { propertiesSignature } from './properties.ts';
 
 export const NOTION_VERSION = '2022-06-28';
 const RECONNECT = new Set(['unauthorized', 'restricted_resource']);
+
+/**
+ * Every page Chorus creates starts with one grey paragraph, `Chorus delivery dlv_…`: the one thing
+ * about a page that is unique to its delivery. Properties are not: two responses with the same
+ * answers make pages that read alike. After a crash mid-send, the page is found by this marker.
+ */
+const MARKER_PREFIX = 'Chorus delivery ';
+const markerText = (deliveryId: string) => `${MARKER_PREFIX}${deliveryId}`;
+
+function markerBlock(deliveryId: string) {
+  return {
+    object: 'block' as const,
+    type: 'paragraph' as const,
+    paragraph: {
+      rich_text: [{ type: 'text' as const, text: { content: markerText(deliveryId) } }],
+      color: 'gray' as const,
+    },
+  };
+}
+
+/** The text of a paragraph block as Notion answers it, or undefined for any other block. */
+function paragraphText(block: unknown): string | undefined {
+  const paragraph = (block as { type?: unknown; paragraph?: { rich_text?: unknown } }).paragraph;
+  if ((block as { type?: unknown }).type !== 'paragraph' || !Array.isArray(paragraph?.rich_text))
+    return undefined;
+  return (paragraph.rich_text as { plain_text?: unknown }[])
+    .map((t) => (typeof t.plain_text === 'string' ? t.plain_text : ''))
+    .join('');
+}
 
 export interface NotionConfig {
   clientId: string;
@@ -77,26 +106,37 @@ export function createNotionApi(config: NotionConfig) {
       );
     },
 
-    async createPage(token: string, databaseId: string, properties: Record<string, unknown>) {
+    async createPage(
+      token: string,
+      databaseId: string,
+      properties: Record<string, unknown>,
+      deliveryId: string,
+    ) {
       const page = await call(() =>
-        client(token).pages.create({ parent: { database_id: databaseId }, properties: properties as never }),
+        client(token).pages.create({
+          parent: { database_id: databaseId },
+          properties: properties as never,
+          children: [markerBlock(deliveryId)],
+        }),
       );
       return { externalId: page.id };
     },
 
     /**
-     * A page of the database, created since `since`, whose properties say what `properties` say,
-     * and that is not one of `taken` (pages already recorded for other deliveries).
+     * The page of the database created since `since` whose marker names this delivery. Pages in
+     * `taken` (recorded for other deliveries) are skipped unread. A page without a marker (made by
+     * someone else, or whose marker was removed) is never taken for this delivery's. A page whose
+     * blocks cannot be read makes the whole search fail: the caller then cannot tell, and does not
+     * send again blindly.
      */
     async findPage(
       token: string,
       databaseId: string,
-      properties: Record<string, unknown>,
+      deliveryId: string,
       since: Date,
       taken: ReadonlySet<string>,
     ) {
-      const names = Object.keys(properties);
-      const wanted = propertiesSignature(properties, names);
+      const wanted = markerText(deliveryId);
       let cursor: string | undefined;
       do {
         const page = await call(() =>
@@ -108,10 +148,13 @@ export function createNotionApi(config: NotionConfig) {
             start_cursor: cursor,
           }),
         );
-        const found = page.results.find(
-          (r) => 'properties' in r && !taken.has(r.id) && propertiesSignature(r.properties, names) === wanted,
-        );
-        if (found) return found.id;
+        for (const candidate of page.results) {
+          if (taken.has(candidate.id)) continue;
+          const blocks = await call(() =>
+            client(token).blocks.children.list({ block_id: candidate.id, page_size: 100 }),
+          );
+          if (blocks.results.some((block) => paragraphText(block) === wanted)) return candidate.id;
+        }
         cursor = page.has_more && page.next_cursor ? page.next_cursor : undefined;
       } while (cursor);
       return undefined;

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Element } from '../../surveys/definition.ts';
-import { slackMessage } from './message.ts';
+import { MAX_BLOCKS, MAX_BLOCKS_TEXT, slackMessage } from './message.ts';
 
 // Choice labels are kept as the client sent them but are not in the typed `Element`, hence the cast.
 const questions = [
@@ -151,4 +151,51 @@ test('the cut never splits an emoji into half a character', () => {
     data: { q1: `${'x'.repeat(2994)}😀 and more` },
   });
   assert.equal(message.blocks[3]?.text?.text, `${'x'.repeat(2994)}...`);
+});
+
+const many = (count: number) =>
+  Array.from({ length: count }, (_, i) => ({ id: `m${i}`, type: 'openText', headline: `Question ${i}` }));
+
+test('a message for 30 questions stays within 50 blocks and says that 7 more answers were left out', () => {
+  const asked = many(30) as Element[];
+  const message = slackMessage({
+    surveyName: 'Long survey',
+    questions: asked,
+    mapped: asked.map((q) => q.id),
+    data: Object.fromEntries(asked.map((q) => [q.id, `answer ${q.id}`])),
+  });
+  assert.ok(message.blocks.length <= MAX_BLOCKS, `${message.blocks.length} blocks`);
+  const shown = texts(message);
+  assert.deepEqual(shown.slice(0, 4), ['Long survey', '---', '*Question 0*', 'answer m0']);
+  assert.deepEqual(shown.slice(-3, -1), ['*Question 22*', 'answer m22'], 'the first 23, in order');
+  assert.equal(shown.at(-1), "_7 more answers were left out: the message reached Slack's size limit._");
+});
+
+test('a message of exactly 50 blocks (24 questions) is sent whole, without a note', () => {
+  const asked = many(24) as Element[];
+  const message = slackMessage({
+    surveyName: 'S',
+    questions: asked,
+    mapped: asked.map((q) => q.id),
+    data: {},
+  });
+  assert.equal(message.blocks.length, MAX_BLOCKS);
+  assert.equal(texts(message).at(-1), '-');
+});
+
+test('long answers are left out once the message holds as much text as Slack takes in one message', () => {
+  const asked = many(10) as Element[];
+  const message = slackMessage({
+    surveyName: 'S',
+    questions: asked,
+    mapped: asked.map((q) => q.id),
+    data: Object.fromEntries(asked.map((q) => [q.id, 'x'.repeat(5_000)])),
+  });
+  const total = message.blocks.reduce((sum, b) => sum + (b.text?.text.length ?? 0), 0);
+  assert.ok(total <= MAX_BLOCKS_TEXT, `${total} characters`);
+  assert.equal(texts(message).length, 2 + 3 * 2 + 1, 'three answers of ~3,000 characters, then the note');
+  assert.equal(
+    texts(message).at(-1),
+    "_7 more answers were left out: the message reached Slack's size limit._",
+  );
 });

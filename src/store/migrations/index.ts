@@ -7,6 +7,7 @@ import { Migration20261122030000_integrations } from './Migration20261122030000_
 import { Migration20261122040000_delivery_trace } from './Migration20261122040000_delivery_trace.ts';
 import { Migration20261123000000_attribute_key_description } from './Migration20261123000000_attribute_key_description.ts';
 import { Migration20261123010000_record_counts } from './Migration20261123010000_record_counts.ts';
+import { Migration20261123020000_oauth_attempts } from './Migration20261123020000_oauth_attempts.ts';
 
 export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261122000000_foundation', class: Migration20261122000000_foundation },
@@ -19,4 +20,5 @@ export const migrationsList: MigrationObject[] = [
     class: Migration20261123000000_attribute_key_description,
   },
   { name: 'Migration20261123010000_record_counts', class: Migration20261123010000_record_counts },
+  { name: 'Migration20261123020000_oauth_attempts', class: Migration20261123020000_oauth_attempts },
 ];

@@ -1,0 +1,56 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ChorusError } from '../errors.ts';
+import { MAX_JSON_DEPTH, requireStorableRequest, unstorableProblems } from './safe-json.ts';
+
+const TEXT = 'must not contain a NUL character or an unpaired surrogate';
+const deep = (levels: number): unknown => JSON.parse(`${'['.repeat(levels)}${']'.repeat(levels)}`);
+
+describe('values PostgreSQL refuses', () => {
+  test('a NUL or a lone surrogate is found in any string value or object key, at any depth, with its path', () => {
+    assert.deepEqual(unstorableProblems({ data: { q1: 'a\u0000' } }), { 'data.q1': TEXT });
+    assert.deepEqual(unstorableProblems(JSON.parse('{"a":[1,{"b":"\\ud800"}]}')), { 'a.1.b': TEXT });
+    assert.deepEqual(unstorableProblems(JSON.parse('{"a":{"\\udc00x":1}}')), { a: `keys ${TEXT}` });
+    assert.deepEqual(unstorableProblems(JSON.parse('{"\\u0000":1}')), { body: `keys ${TEXT}` });
+    assert.deepEqual(
+      unstorableProblems(JSON.parse('{"__proto__":"\\u0000"}')),
+      JSON.parse(`{"__proto__":"${TEXT}"}`),
+    );
+    assert.deepEqual(unstorableProblems('\ud83d'), { body: TEXT });
+  });
+
+  test('valid surrogate pairs, other control characters and non-string values pass', () => {
+    assert.deepEqual(unstorableProblems({ a: '😀 ünï\t\u0001', b: [1, true, null, { '😀': 'x' }] }), {});
+    assert.deepEqual(unstorableProblems(null), {});
+    assert.deepEqual(unstorableProblems(42), {});
+  });
+
+  test('JSON nested deeper than the limit is refused without overflowing the stack, however deep', () => {
+    assert.deepEqual(unstorableProblems(deep(MAX_JSON_DEPTH)), {});
+    assert.deepEqual(unstorableProblems(deep(MAX_JSON_DEPTH + 1)), {
+      body: `must not be nested deeper than ${MAX_JSON_DEPTH} levels`,
+    });
+    assert.deepEqual(Object.keys(unstorableProblems(deep(100_000))), ['body']);
+  });
+
+  test('a NUL in a query name or value or a path segment is refused with 400 naming where', () => {
+    const problems = (path: string, query: string) => {
+      try {
+        requireStorableRequest({ path, query: new URLSearchParams(query) });
+        return {};
+      } catch (error) {
+        assert.ok(error instanceof ChorusError && error.kind === 'invalid_input');
+        return error.details;
+      }
+    };
+    assert.deepEqual(problems('/api/v1/x', 'a=1&b=%F0%9F%98%80'), {});
+    assert.deepEqual(problems('/api/v1/x', 'a=%00'), { 'query.a': TEXT });
+    assert.deepEqual(problems('/api/v1/x', '%00=1'), { query: `keys ${TEXT}` });
+    assert.deepEqual(problems('/api/v1/a%00b', ''), { path: TEXT });
+    assert.deepEqual(
+      problems('/api/v1/%ED%A0%80', ''),
+      {},
+      'an encoded surrogate is not valid UTF-8: left alone',
+    );
+  });
+});

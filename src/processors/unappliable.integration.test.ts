@@ -1,0 +1,226 @@
+// A command PostgreSQL will never take, written straight to a topic (as an older edge or a bug
+// could), against real Kafka and PostgreSQL: it is dead-lettered as `unappliable` and the commands
+// of other tenants behind it in the same partition are stored. One partition per topic, so the
+// poison and the good commands surely share it.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { ContactIdentified } from '../events/contacts.ts';
+import type { DisplayCreated } from '../events/displays.ts';
+import type { ResponseCreated, ResponseUpdated } from '../events/responses.ts';
+import { contactIdFor } from '../ids.ts';
+import { runConsumer, type RunningConsumer } from '../kafka/consumer.ts';
+import { createMetrics, type Metrics } from '../observability/metrics.ts';
+import { Contact, Display, Response } from '../store/entities.ts';
+import { createEnvironment } from '../store/environments.ts';
+import { createProcessorWorld, type ProcessorWorld } from '../../test/helpers/processor-world.ts';
+import { waitFor } from '../../test/helpers/wait.ts';
+import { batchHandler, type Processor } from './batch-handler.ts';
+import { contactProcessor } from './contacts/contact-processor.ts';
+import { displayProcessor } from './displays/display-processor.ts';
+import { responseProcessor } from './responses/response-processor.ts';
+
+interface Letter {
+  reason: string;
+  key: string;
+  detail?: { sqlState?: string; error?: string };
+}
+
+let counter = 0;
+const envelope = (environmentId: string) => ({
+  version: 1 as const,
+  eventId: `evt_unappliable_${++counter}`,
+  occurredAt: new Date(Date.UTC(2026, 10, 22) + counter * 1000).toISOString(),
+  environmentId,
+});
+
+const created = (
+  environmentId: string,
+  responseId: string,
+  data: Record<string, unknown>,
+): ResponseCreated => ({
+  type: 'response.created',
+  ...envelope(environmentId),
+  responseId,
+  surveyId: 'srv_test',
+  finished: false,
+  data,
+  ttc: {},
+  variables: {},
+  meta: {},
+});
+
+const updated = (
+  environmentId: string,
+  responseId: string,
+  data: Record<string, unknown>,
+): ResponseUpdated => ({
+  type: 'response.updated',
+  ...envelope(environmentId),
+  responseId,
+  data,
+});
+
+const identified = (
+  environmentId: string,
+  userId: string,
+  attributes: Record<string, string>,
+): ContactIdentified => ({
+  type: 'contact.identified',
+  ...envelope(environmentId),
+  contactId: contactIdFor(environmentId, userId),
+  userId,
+  attributes,
+});
+
+const shown = (environmentId: string, displayId: string, userId?: string): DisplayCreated => ({
+  type: 'display.created',
+  ...envelope(environmentId),
+  displayId,
+  surveyId: 'srv_test',
+  ...(userId === undefined ? {} : { userId, contactId: contactIdFor(environmentId, userId) }),
+});
+
+describe('unappliable commands', () => {
+  let world: ProcessorWorld;
+  let metrics: Metrics;
+  const consumers: RunningConsumer[] = [];
+  const letters: Letter[] = [];
+  // Real environments: contacts reference theirs.
+  let envGood: string;
+  let envPoison: string;
+
+  /** Written in order, like an edge would: the publisher keeps the order of calls per key. */
+  const write = (topic: 'responses' | 'contacts' | 'displays', events: { key: string; value: unknown }[]) =>
+    Promise.all(
+      events.map((e) =>
+        world.publisher.publish({ topic: world.topics[topic], key: e.key, value: JSON.stringify(e.value) }),
+      ),
+    );
+  const unappliable = (key: string) =>
+    waitFor(() => letters.find((l) => l.key === key && l.reason === 'unappliable'), {
+      what: `the dead letter of ${key}`,
+      timeoutMs: 30_000,
+    });
+
+  before(async () => {
+    world = await createProcessorWorld('unappliable', { KAFKA_PARTITIONS: '1' });
+    metrics = createMetrics();
+    envGood = (await createEnvironment(world.orm.em.fork(), { plan: 'enterprise', name: 'good' }))
+      .environmentId;
+    envPoison = (await createEnvironment(world.orm.em.fork(), { plan: 'enterprise', name: 'poison' }))
+      .environmentId;
+    const consume = <C>(name: 'responses' | 'contacts' | 'displays', processor: Processor<C>) =>
+      runConsumer(
+        world.kafka,
+        {
+          groupId: `${world.config.kafka.groupPrefix}.${name}`,
+          topic: world.topics[name],
+          concurrency: 1,
+          handler: batchHandler(processor, {
+            orm: world.orm,
+            publisher: world.publisher,
+            deadLetterTopic: world.topics['dead-letter'],
+            outputTopic: world.topics['response-events'],
+            metrics,
+            logger: world.logger,
+          }),
+        },
+        world.logger,
+      );
+    consumers.push(
+      await consume('responses', responseProcessor),
+      await consume('contacts', contactProcessor),
+      await consume('displays', displayProcessor),
+      await runConsumer(
+        world.kafka,
+        {
+          groupId: `${world.config.kafka.groupPrefix}.dead-letter-test`,
+          topic: world.topics['dead-letter'],
+          concurrency: 1,
+          handler: async (messages) => {
+            for (const m of messages) letters.push(JSON.parse(m.value!.toString()) as Letter);
+          },
+        },
+        world.logger,
+      ),
+    );
+  });
+  after(async () => {
+    for (const consumer of consumers) await consumer.stop();
+    await world.close();
+  });
+
+  test('a response with a NUL or a lone surrogate is dead-lettered as unappliable, and the responses of another environment behind it are stored', async () => {
+    const good = Array.from({ length: 10 }, (_, i) => created(envGood, `rsp_good_${i}`, { q1: `fine ${i}` }));
+    await write('responses', [
+      { key: 'rsp_poison_nul', value: created(envPoison, 'rsp_poison_nul', { q1: 'a\u0000b' }) },
+      { key: 'rsp_poison_lone', value: created(envPoison, 'rsp_poison_lone', { 'q\ud800': 'x' }) },
+      ...good.map((c) => ({ key: c.responseId, value: c })),
+    ]);
+    await waitFor(
+      async () => (await world.orm.em.fork().count(Response, { environmentId: envGood })) === good.length,
+      { what: 'the 10 good responses', timeoutMs: 30_000 },
+    );
+    const nul = await unappliable('rsp_poison_nul');
+    assert.equal(nul.detail?.sqlState, '22P05');
+    assert.equal(nul.detail?.error, 'unsupported Unicode escape sequence');
+    assert.equal((await unappliable('rsp_poison_lone')).detail?.sqlState, '22P02');
+    assert.equal(await world.orm.em.fork().count(Response, { environmentId: envPoison }), 0);
+    const counted = await metrics.registry.getSingleMetricAsString('chorus_events_dead_lettered_total');
+    assert.match(counted, /reason="unappliable"} [2-9]/);
+  });
+
+  test("an unappliable update is skipped as if never sent: the response's commands before and after it are applied in order", async () => {
+    await write('responses', [
+      { key: 'rsp_order', value: created(envPoison, 'rsp_order', { q1: 'before' }) },
+      { key: 'rsp_order', value: updated(envPoison, 'rsp_order', { q2: 'poison\u0000' }) },
+      { key: 'rsp_other', value: created(envGood, 'rsp_other', { q1: 'other' }) },
+      { key: 'rsp_order', value: updated(envPoison, 'rsp_order', { q3: 'after' }) },
+    ]);
+    const row = await waitFor(
+      async () => {
+        const r = await world.orm.em.fork().findOne(Response, { id: 'rsp_order' });
+        return r?.data.q3 === 'after' ? r : undefined;
+      },
+      { what: 'the update after the poison one', timeoutMs: 30_000 },
+    );
+    assert.deepEqual(row.data, { q1: 'before', q3: 'after' });
+    await unappliable('rsp_order');
+    assert.ok(await world.orm.em.fork().findOne(Response, { id: 'rsp_other' }));
+  });
+
+  test('an identify with a NUL in an attribute or in its userId is dead-lettered, and the contacts of another environment behind it are stored', async () => {
+    const good = Array.from({ length: 5 }, (_, i) => identified(envGood, `user-${i}`, { plan: 'pro' }));
+    const poisonAttribute = identified(envPoison, 'user-nul', { plan: 'a\u0000b' });
+    const poisonUser = identified(envPoison, 'user\u0000x', { plan: 'pro' });
+    await write('contacts', [
+      { key: `${envPoison}:user-nul`, value: poisonAttribute },
+      { key: `${envPoison}:user\u0000x`, value: poisonUser },
+      ...good.map((c) => ({ key: `${envGood}:${c.userId}`, value: c })),
+    ]);
+    await waitFor(
+      async () => (await world.orm.em.fork().count(Contact, { environment: envGood })) === good.length,
+      { what: 'the 5 good contacts', timeoutMs: 30_000 },
+    );
+    assert.equal((await unappliable(`${envPoison}:user-nul`)).detail?.sqlState, '22P05');
+    // A NUL in a text value cannot even be sent to PostgreSQL: a protocol error, not a lost connection.
+    assert.equal((await unappliable(`${envPoison}:user\u0000x`)).detail?.sqlState, '08P01');
+    assert.equal(await world.orm.em.fork().count(Contact, { environment: envPoison }), 0);
+  });
+
+  test('a display with a NUL in its userId is dead-lettered, and the displays behind it are stored', async () => {
+    const good = Array.from({ length: 5 }, (_, i) =>
+      shown(envGood, `dsp_good_${i}`, i === 0 ? 'viewer' : undefined),
+    );
+    await write('displays', [
+      { key: 'dsp_poison', value: shown(envPoison, 'dsp_poison', 'user\u0000x') },
+      ...good.map((d) => ({ key: d.displayId, value: d })),
+    ]);
+    await waitFor(
+      async () => (await world.orm.em.fork().count(Display, { environmentId: envGood })) === good.length,
+      { what: 'the 5 good displays', timeoutMs: 30_000 },
+    );
+    await unappliable('dsp_poison');
+    assert.equal(await world.orm.em.fork().count(Display, { id: 'dsp_poison' }), 0);
+  });
+});

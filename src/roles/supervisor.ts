@@ -1,0 +1,94 @@
+// `chorus start` with role `all`: every role in its own process, so that the service uses more than
+// one core. This process brings up what the service needs (local services, migrations, the demo
+// tenant, topics) and runs the edge; the processors and the integrations each run in a child
+// process (`chorus start --role processor|integrations`) pointed at the very same servers, and a
+// child that ends is started again (after 1 s, doubling up to 30 s while it keeps ending quickly).
+// On stop the children are stopped first (they leave their consumer groups), then the edge and
+// the local services.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { Logger } from '../logger.ts';
+import { startChorus, type Chorus } from './start.ts';
+
+const CLI = fileURLToPath(new URL('../../bin/chorus.js', import.meta.url));
+const CHILD_ROLES = ['processor', 'integrations'] as const;
+type ChildRole = (typeof CHILD_ROLES)[number];
+/** A child that ran this long before it ended is restarted after the shortest pause again. */
+const HEALTHY_RUN_MS = 60_000;
+const MAX_RESTART_DELAY_MS = 30_000;
+/** How long a child has to stop after SIGTERM before it is killed. */
+const STOP_TIMEOUT_MS = 30_000;
+
+export async function startAllRoles(
+  options: { env?: NodeJS.ProcessEnv; logger?: Logger } = {},
+): Promise<Chorus> {
+  const env = options.env ?? process.env;
+  const chorus = await startChorus({ role: 'edge', env, ...(options.logger && { logger: options.logger }) });
+  const { config } = chorus;
+  const childEnv = (role: ChildRole, index: number): NodeJS.ProcessEnv => ({
+    ...env,
+    // The servers this process settled on: explicit, so a child starts none and creates no demo.
+    DATABASE_URL: chorus.databaseUrl,
+    KAFKA_BROKERS: config.kafka.brokers.join(','),
+    REDIS_URL: config.redis.url,
+    // Each process exposes its own metrics (and a child its readiness) on the next port up.
+    ...(config.metrics.enabled && { PROMETHEUS_EXPORTER_PORT: String(config.metrics.port + 1 + index) }),
+  });
+  const children = CHILD_ROLES.map((role, index) =>
+    supervise(role, childEnv(role, index), chorus.logger.child({ component: 'supervisor', role })),
+  );
+  return {
+    ...chorus,
+    stop: async () => {
+      await Promise.all(children.map((child) => child.stop()));
+      await chorus.stop();
+    },
+  };
+}
+
+function supervise(role: ChildRole, env: NodeJS.ProcessEnv, logger: Logger): { stop(): Promise<void> } {
+  let child: ChildProcess | undefined;
+  let stopping = false;
+  let delayMs = 1_000;
+  let timer: NodeJS.Timeout | undefined;
+
+  const run = () => {
+    const startedAt = Date.now();
+    // The IPC channel tells the child when this process is gone, even after a kill -9: it stops then.
+    const running = spawn(process.execPath, [CLI, 'start', '--role', role], {
+      env,
+      stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
+      // Its own process group: a Ctrl-C reaches this process, which then stops the child in order.
+      detached: true,
+    });
+    child = running;
+    let ended = false;
+    const restart = (details: Record<string, unknown>) => {
+      if (ended) return;
+      ended = true;
+      child = undefined;
+      if (stopping) return;
+      if (Date.now() - startedAt > HEALTHY_RUN_MS) delayMs = 1_000;
+      logger.error({ ...details, restartInMs: delayMs }, `the ${role} process ended; starting it again`);
+      timer = setTimeout(run, delayMs);
+      delayMs = Math.min(delayMs * 2, MAX_RESTART_DELAY_MS);
+    };
+    running.once('exit', (code, signal) => restart({ code, signal }));
+    running.once('error', (err) => restart({ err }));
+  };
+  run();
+
+  return {
+    stop: async () => {
+      stopping = true;
+      clearTimeout(timer);
+      const running = child;
+      if (!running) return;
+      const ended = new Promise<void>((resolve) => running.once('exit', () => resolve()));
+      running.kill('SIGTERM');
+      const killer = setTimeout(() => running.kill('SIGKILL'), STOP_TIMEOUT_MS);
+      await ended;
+      clearTimeout(killer);
+    },
+  };
+}

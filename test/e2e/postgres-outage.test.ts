@@ -1,0 +1,134 @@
+// PostgreSQL stopped under a running Chorus (a private PostgreSQL, so no other test is
+// disturbed): every route that needs the store answers 503 with Retry-After and the error shape,
+// never 500; the outage is logged once when it starts and once when it ends, and every 503 is
+// counted; once PostgreSQL is back, reads answer again and the response acknowledged during the
+// outage is stored without a restart.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createLogger } from '../../src/logger.ts';
+import { startChorus, type Chorus } from '../../src/roles/start.ts';
+import { createEnvironment } from '../../src/store/environments.ts';
+import { withDatabase } from '../../src/store/database.ts';
+import { createSurvey } from '../../src/store/surveys.ts';
+import { call } from '../helpers/chorus.ts';
+import { createTestWorld, type TestWorld } from '../helpers/env.ts';
+import { privatePostgres, type PrivatePostgres } from '../helpers/private-postgres.ts';
+import { storedResponse } from '../helpers/store.ts';
+import { waitFor } from '../helpers/wait.ts';
+
+describe('PostgreSQL outage', () => {
+  let pg: PrivatePostgres;
+  let world: TestWorld;
+  let chorus: Chorus;
+  let base: string;
+  let pgUp = false;
+  const lines: { level: number; msg: string }[] = [];
+
+  before(async () => {
+    pg = await privatePostgres();
+    await pg.up();
+    pgUp = true;
+    world = await createTestWorld('e2e_pg_outage', {
+      DATABASE_URL: withDatabase(pg.url, 'chorus_outage_test'),
+      PROMETHEUS_ENABLED: '1',
+      PROMETHEUS_EXPORTER_PORT: '0',
+    });
+    const sink = {
+      write: (line: string) => void lines.push(JSON.parse(line) as { level: number; msg: string }),
+    };
+    chorus = await startChorus({
+      role: 'all',
+      env: world.env,
+      localServices: false,
+      logger: createLogger('info', sink),
+    });
+    base = `http://127.0.0.1:${chorus.port}`;
+  });
+  after(async () => {
+    if (!pgUp) await pg?.up().catch(() => undefined); // so that Chorus stops cleanly after a failure
+    await chorus?.stop().catch(() => undefined);
+    await world?.cleanup().catch(() => undefined);
+    await pg?.destroy().catch(() => undefined);
+  });
+
+  test('store reads and writes answer 503 with Retry-After (never 500) while PostgreSQL is stopped, and work again when it is back', async () => {
+    const { environmentId, apiKey } = await createEnvironment(chorus.orm.em.fork(), {
+      plan: 'enterprise',
+      name: 'outage',
+    });
+    const surveyId = (await createSurvey(chorus.orm.em.fork(), { environmentId, status: 'inProgress' })).id;
+    const unseenSurveyId = (await createSurvey(chorus.orm.em.fork(), { environmentId, status: 'inProgress' }))
+      .id;
+    const responses = `/api/v1/client/${environmentId}/responses`;
+    const key = { 'x-api-key': apiKey };
+    const first = await call(base, 'POST', responses, { surveyId, finished: true, data: { n: 1 } });
+    assert.equal(first.status, 200);
+    const firstId: string = first.body.data.id;
+    await waitFor(() => storedResponse(chorus.orm, firstId), { what: 'the first response stored' });
+    // Warms the API key cache, so that the reads below reach the list and record queries.
+    assert.equal((await call(base, 'GET', '/api/v1/management/responses', undefined, key)).status, 200);
+
+    await pg.down();
+    pgUp = false;
+    const needStore: [string, string, unknown?][] = [
+      ['GET', '/api/v1/management/responses'],
+      ['GET', `/api/v1/management/responses?surveyId=${surveyId}`],
+      ['GET', `/api/v1/management/responses/${firstId}`],
+      ['GET', '/api/v1/management/surveys'],
+      ['GET', `/api/v1/management/surveys/${surveyId}`],
+      ['GET', '/api/v1/management/contacts'],
+      ['GET', '/api/v1/management/contact-attribute-keys'],
+      // Client writes whose checks need the store: a survey this edge has not cached, a PUT of a
+      // response it does not know.
+      ['POST', responses, { surveyId: unseenSurveyId, finished: true, data: { n: 2 } }],
+      ['PUT', `${responses}/rsp_00000000000000000000000000`, { finished: true, data: { n: 3 } }],
+    ];
+    let unavailable = 0;
+    for (const [method, url, body] of needStore) {
+      const reply = await call(base, method, url, body, key);
+      assert.equal(
+        reply.status,
+        503,
+        `${method} ${url} answered ${reply.status}: ${JSON.stringify(reply.body)}`,
+      );
+      assert.equal(reply.headers.get('retry-after'), '5', `${method} ${url}`);
+      assert.equal(reply.body.code, 'service_unavailable');
+      assert.equal(typeof reply.body.message, 'string');
+      assert.deepEqual(reply.body.details, {});
+      unavailable++;
+    }
+    // A response to a survey the edge has cached needs only Kafka, unless the edge dropped its survey
+    // cache when its change notifications stopped: 200 (then stored later) or 503.
+    const during = await call(base, 'POST', responses, { surveyId, finished: true, data: { n: 4 } });
+    assert.ok([200, 503].includes(during.status), `answered ${during.status}`);
+    if (during.status === 503) unavailable++;
+
+    const metrics = await (await fetch(`http://127.0.0.1:${chorus.metricsPort}/metrics`)).text();
+    assert.match(
+      metrics,
+      new RegExp(`chorus_http_unavailable_total\\{dependency="postgresql"\\} ${unavailable}\\b`),
+    );
+    const outageLines = lines.filter((l) => l.msg.startsWith('PostgreSQL unavailable'));
+    assert.equal(outageLines.length, 1, `one line for ${unavailable} answers 503`);
+    assert.ok(!lines.some((l) => l.msg === 'unexpected error while handling a request'), 'no 500');
+
+    await pg.up();
+    pgUp = true;
+    await waitFor(
+      async () => (await call(base, 'GET', '/api/v1/management/responses', undefined, key)).status === 200,
+      { what: 'management reads to answer again', timeoutMs: 60_000, intervalMs: 250 },
+    );
+    if (during.status === 200)
+      await waitFor(() => storedResponse(chorus.orm, during.body.data.id), {
+        what: 'the response acknowledged during the outage to be stored',
+        timeoutMs: 60_000,
+      });
+    const list = await call(base, 'GET', '/api/v1/management/responses', undefined, key);
+    assert.equal(list.headers.get('x-total-count'), during.status === 200 ? '2' : '1');
+    await waitFor(() => lines.find((l) => l.msg.startsWith('PostgreSQL available again after')), {
+      what: 'the end of the outage to be logged',
+    });
+    const retried = lines.filter((l) => l.msg.startsWith('transient failure; retrying until it passes'));
+    assert.ok(retried.length <= 12, `processors logged ${retried.length} retry warnings`);
+  });
+});

@@ -1,0 +1,325 @@
+// A steady client load for fault tests, and the ledger that proves what survived.
+//
+// Each logical response is a chain, as the widget sends it: a create (not finished), an update that
+// adds an answer, and an update that finishes it; each step starts once the previous one was
+// acknowledged. A step answered 503 (or not answered at all) is retried after a second with the
+// same body, and a create with the same `Idempotency-Key`, as a well-behaved client does. Displays
+// and identifies run beside them, once each, from several environments.
+//
+// The ledger records every request (when sent, when answered, the status). What was acknowledged is
+// then compared with what PostgreSQL holds: every acknowledged command must be reflected in its row
+// (lost otherwise), and no logical response may have two rows (duplicated).
+import pg from 'pg';
+
+export interface Tenant {
+  environmentId: string;
+  surveyId: string;
+}
+
+type Kind = 'create' | 'update' | 'finish' | 'display' | 'identify';
+type Outcome = number | 'network' | 'timeout';
+
+interface Sent {
+  kind: Kind;
+  sentAt: number;
+  answeredAt: number;
+  outcome: Outcome;
+  /** The request, for the report of a surprising answer. */
+  what: string;
+  /** Why a request got no answer (the client's error). */
+  error?: string;
+}
+
+interface LogicalResponse {
+  marker: string;
+  tenant: Tenant;
+  score: number;
+  id?: string;
+  updateAcked: boolean;
+  finishAcked: boolean;
+}
+
+export interface LoadOptions {
+  baseUrl: string;
+  tenants: Tenant[];
+  /** Tells the logical responses of one scenario from another's. */
+  label: string;
+  /** Response writes (creates, updates, finishes together) per second. */
+  responseWritesPerSecond?: number;
+  displaysPerSecond?: number;
+  identifiesPerSecond?: number;
+}
+
+const REQUEST_TIMEOUT_MS = 5_000;
+const RETRY_DELAY_MS = 1_000;
+/** After stop(), chains still waiting for an acknowledgement give up after this long. */
+const DRAIN_MS = 8_000;
+const MAX_CHAINS_IN_FLIGHT = 400;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export class FaultLoad {
+  readonly requests: Sent[] = [];
+  readonly responses: LogicalResponse[] = [];
+  readonly displays: { id: string; tenant: Tenant }[] = [];
+  readonly identifies: { tenant: Tenant; userId: string; plan: string }[] = [];
+  /** Finishes sent again after a lost answer and refused as already finished (see chain()). */
+  finishesConfirmedByRefusal = 0;
+  private readonly brokerDown: { from: number; to?: number }[] = [];
+  private stopping = false;
+  private drainUntil = Infinity;
+  private readonly running = new Set<Promise<void>>();
+  private ticker: NodeJS.Timeout | undefined;
+
+  constructor(private readonly options: LoadOptions) {}
+
+  start(): void {
+    const began = Date.now();
+    const chainsPerSecond = (this.options.responseWritesPerSecond ?? 100) / 3;
+    const due = { chain: 0, display: 0, identify: 0 };
+    let chainsInFlight = 0;
+    this.ticker = setInterval(() => {
+      const elapsed = (Date.now() - began) / 1000;
+      while (due.chain < Math.floor(elapsed * chainsPerSecond) && chainsInFlight < MAX_CHAINS_IN_FLIGHT) {
+        chainsInFlight++;
+        this.track(this.chain(due.chain++).finally(() => chainsInFlight--));
+      }
+      while (due.display < Math.floor(elapsed * (this.options.displaysPerSecond ?? 5))) {
+        this.track(this.display(due.display++));
+      }
+      while (due.identify < Math.floor(elapsed * (this.options.identifiesPerSecond ?? 5))) {
+        this.track(this.identify(due.identify++));
+      }
+    }, 20);
+  }
+
+  /** Stops starting new work and waits for what is in flight (retries end after DRAIN_MS). */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.drainUntil = Date.now() + DRAIN_MS;
+    clearInterval(this.ticker);
+    while (this.running.size > 0) await Promise.all([...this.running]);
+  }
+
+  markBrokerDown(): void {
+    this.brokerDown.push({ from: Date.now() });
+  }
+
+  markBrokerUp(): void {
+    const last = this.brokerDown.at(-1);
+    if (last && last.to === undefined) last.to = Date.now();
+  }
+
+  /** Requests sent after the broker was down and answered 2xx before it was started again. */
+  acknowledgedWhileBrokerDown(): Sent[] {
+    return this.requests.filter(
+      (r) =>
+        typeof r.outcome === 'number' &&
+        r.outcome < 300 &&
+        this.brokerDown.some((w) => r.sentAt >= w.from && r.answeredAt <= (w.to ?? Infinity)),
+    );
+  }
+
+  private track(work: Promise<void>): void {
+    this.running.add(work);
+    void work.finally(() => this.running.delete(work));
+  }
+
+  private async send(kind: Kind, method: string, path: string, body: unknown, headers = {}) {
+    const sentAt = Date.now();
+    let outcome: Outcome;
+    let answer: unknown;
+    let failure: string | undefined;
+    try {
+      const reply = await fetch(`${this.options.baseUrl}${path}`, {
+        method,
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+      });
+      outcome = reply.status;
+      answer = await reply.json().catch(() => undefined);
+    } catch (error) {
+      outcome = error instanceof Error && error.name === 'TimeoutError' ? 'timeout' : 'network';
+      const cause = error instanceof Error ? (error.cause as { code?: string } | undefined) : undefined;
+      failure = cause?.code ?? (error instanceof Error ? error.message : String(error));
+    }
+    this.requests.push({
+      kind,
+      sentAt,
+      answeredAt: Date.now(),
+      outcome,
+      what: `${method} ${path}`,
+      error: failure,
+    });
+    return { outcome, answer: answer as { details?: { code?: string }; data?: { id?: string } } | undefined };
+  }
+
+  /**
+   * Sends until answered for good; retries a 503, a timeout or a broken connection, and for a
+   * create (which carries an `Idempotency-Key`) a 409, which says that an earlier attempt with the
+   * key still holds it: the edge handling it may have died mid-request and its lease runs out.
+   * `retried` says whether an earlier attempt may have been applied.
+   */
+  private async untilAnswered(kind: Kind, method: string, path: string, body: unknown, headers = {}) {
+    for (let attempt = 0; ; attempt++) {
+      const reply = await this.send(kind, method, path, body, headers);
+      const retry =
+        reply.outcome === 503 ||
+        reply.outcome === 'network' ||
+        reply.outcome === 'timeout' ||
+        (kind === 'create' && reply.outcome === 409);
+      if (!retry || Date.now() > this.drainUntil) return { ...reply, retried: attempt > 0 };
+      await sleep(RETRY_DELAY_MS);
+    }
+  }
+
+  private tenant(n: number): Tenant {
+    return this.options.tenants[n % this.options.tenants.length]!;
+  }
+
+  private async chain(n: number): Promise<void> {
+    const tenant = this.tenant(n);
+    const logical: LogicalResponse = {
+      marker: `${this.options.label}-${n}`,
+      tenant,
+      score: 1 + (n % 5),
+      updateAcked: false,
+      finishAcked: false,
+    };
+    this.responses.push(logical);
+    const base = `/api/v1/client/${tenant.environmentId}/responses`;
+    const created = await this.untilAnswered(
+      'create',
+      'POST',
+      base,
+      { surveyId: tenant.surveyId, finished: false, data: { feedback: logical.marker } },
+      { 'idempotency-key': logical.marker },
+    );
+    if (created.outcome !== 200 || !created.answer?.data?.id) return;
+    logical.id = created.answer.data.id;
+    const path = `${base}/${logical.id}`;
+    const updated = await this.untilAnswered('update', 'PUT', path, { data: { score: logical.score } });
+    if (updated.outcome !== 200) return;
+    logical.updateAcked = true;
+    const finished = await this.untilAnswered('finish', 'PUT', path, {
+      finished: true,
+      data: { plan: 'pro' },
+    });
+    // A finish whose answer was lost (and which was applied) is refused when sent again: the
+    // response is finished already. The edge says so, so the store must hold it finished too.
+    const finishedBefore =
+      finished.retried &&
+      finished.outcome === 400 &&
+      finished.answer?.details?.code === 'response_already_finished';
+    if (finishedBefore) this.finishesConfirmedByRefusal++;
+    logical.finishAcked = finished.outcome === 200 || finishedBefore;
+  }
+
+  private async display(n: number): Promise<void> {
+    const tenant = this.tenant(n);
+    const reply = await this.send('display', 'POST', `/api/v1/client/${tenant.environmentId}/displays`, {
+      surveyId: tenant.surveyId,
+    });
+    if (reply.outcome === 200 && reply.answer?.data?.id)
+      this.displays.push({ id: reply.answer.data.id, tenant });
+  }
+
+  private async identify(n: number): Promise<void> {
+    const tenant = this.tenant(n);
+    const userId = `${this.options.label}-user-${n}`;
+    const plan = `plan-${n}`;
+    const reply = await this.send('identify', 'POST', `/api/v1/client/${tenant.environmentId}/user`, {
+      userId,
+      attributes: { plan },
+    });
+    if (reply.outcome === 200) this.identifies.push({ tenant, userId, plan });
+  }
+
+  /** Why requests got no answer: `{"ECONNREFUSED": n, …}`. */
+  failures(): Record<string, number> {
+    const counts: Record<string, number> = {};
+    for (const r of this.requests) if (r.error) counts[r.error] = (counts[r.error] ?? 0) + 1;
+    return counts;
+  }
+
+  /** Requests by outcome: `{"200": n, "503": n, "network": n, …}`. */
+  outcomes(): Record<string, number> {
+    const counts: Record<string, number> = {};
+    for (const r of this.requests) counts[String(r.outcome)] = (counts[String(r.outcome)] ?? 0) + 1;
+    return counts;
+  }
+}
+
+export interface StoredCheck {
+  /** Rows of responses in the scenario's environments. */
+  stored: number;
+  /** Acknowledged logical responses whose row is missing or differs from what was acknowledged. */
+  lost: string[];
+  /** Logical responses with more than one row (one entry per extra row). */
+  duplicated: string[];
+  displaysLost: string[];
+  identifiesLost: string[];
+}
+
+/** Compares what the load had acknowledged with what the database holds now. */
+export async function checkStored(databaseUrl: string, load: FaultLoad): Promise<StoredCheck> {
+  const environments = [...new Set(load.responses.map((r) => r.tenant.environmentId))];
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const rows = await client.query<{ id: string; finished: boolean; data: Record<string, unknown> }>(
+      'select id, finished, data from responses where environment_id = any($1)',
+      [environments],
+    );
+    const byId = new Map(rows.rows.map((row) => [row.id, row]));
+    const perMarker = new Map<string, number>();
+    for (const row of rows.rows) {
+      const marker = String(row.data.feedback);
+      perMarker.set(marker, (perMarker.get(marker) ?? 0) + 1);
+    }
+    const lost: string[] = [];
+    for (const r of load.responses) {
+      if (!r.id) continue;
+      const row = byId.get(r.id);
+      const problem = !row
+        ? 'missing'
+        : row.data.feedback !== r.marker
+          ? `feedback ${String(row.data.feedback)}`
+          : r.updateAcked && row.data.score !== r.score
+            ? `score ${String(row.data.score)} instead of ${r.score}`
+            : r.finishAcked && (!row.finished || row.data.plan !== 'pro')
+              ? `finished=${row.finished} plan=${String(row.data.plan)}`
+              : undefined;
+      if (problem) lost.push(`${r.id} (${r.marker}): ${problem}`);
+    }
+    const duplicated = [...perMarker].flatMap(([marker, count]) =>
+      Array.from({ length: count - 1 }, () => marker),
+    );
+
+    const displayIds = load.displays.map((d) => d.id);
+    const displays = await client.query<{ id: string }>('select id from displays where id = any($1)', [
+      displayIds,
+    ]);
+    const foundDisplays = new Set(displays.rows.map((d) => d.id));
+    const contacts = await client.query<{
+      environment_id: string;
+      user_id: string;
+      attributes: Record<string, string>;
+    }>('select environment_id, user_id, attributes from contacts where environment_id = any($1)', [
+      environments,
+    ]);
+    const contactOf = new Map(contacts.rows.map((c) => [`${c.environment_id}/${c.user_id}`, c.attributes]));
+    return {
+      stored: rows.rows.length,
+      lost,
+      duplicated,
+      displaysLost: displayIds.filter((id) => !foundDisplays.has(id)),
+      identifiesLost: load.identifies
+        .filter((i) => contactOf.get(`${i.tenant.environmentId}/${i.userId}`)?.plan !== i.plan)
+        .map((i) => `${i.tenant.environmentId}/${i.userId}`),
+    };
+  } finally {
+    await client.end();
+  }
+}
