@@ -20,8 +20,6 @@ export interface LoadOptions {
   headers?: Record<string, string>;
   connections: number;
   durationS: number;
-  /** A fixed rate (requests/s over all connections) instead of as fast as answers come. */
-  overallRate?: number;
 }
 
 export interface LoadResult {
@@ -59,7 +57,6 @@ export async function runLoad({
   headers = {},
   connections,
   durationS,
-  overallRate,
 }: LoadOptions): Promise<LoadResult> {
   // Without a body the requests are GETs, autocannon's default method.
   const sent = body === undefined ? headers : { 'content-type': 'application/json', ...headers };
@@ -71,7 +68,6 @@ export async function runLoad({
     '--json',
     ['--connections', String(connections)],
     ['--duration', String(durationS)],
-    overallRate === undefined ? [] : ['--overallRate', String(Math.round(overallRate))],
     ...headerArgs,
     ...bodyArgs,
     url,

@@ -20,8 +20,10 @@ export function startChorusProcess(
   role: 'all' | 'edge',
   env: NodeJS.ProcessEnv,
   port: number,
+  /** Node flags, e.g. `--cpu-prof`; the processes `chorus start` starts run under them too. */
+  nodeFlags: string[] = [],
 ): ChorusProcess {
-  const child: ChildProcess = spawn(process.execPath, [CLI, 'start', '--role', role], {
+  const child: ChildProcess = spawn(process.execPath, [...nodeFlags, CLI, 'start', '--role', role], {
     env: { ...env, PORT: String(port) },
     stdio: ['ignore', 'ignore', 'inherit'],
   });

@@ -1,7 +1,9 @@
 // The figures of one bench run: printed as a table for people, written as JSON for comparisons.
 import { mkdir, writeFile } from 'node:fs/promises';
 import type { LoadResult } from './load.ts';
+import type { PacedLoadResult } from './paced-load.ts';
 import type { ProcessUsage } from './processes.ts';
+import type { WrkResult } from './wrk.ts';
 
 export interface ChorusTarget extends LoadResult {
   /** RSS and CPU of each Chorus process during the measured run. */
@@ -14,8 +16,10 @@ export interface ChorusTarget extends LoadResult {
   /** False when the deadline passed before every acknowledged response was in the table. */
   persistComplete?: boolean;
   /** A fixed-rate run at half the measured rate, for the latency. */
-  atHalfRate?: LoadResult;
+  atHalfRate?: PacedLoadResult;
   processesAtHalfRate?: ProcessUsage[];
+  /** The same target loaded by wrk, when it is installed (the edge alone only). */
+  wrk?: WrkResult;
 }
 
 export interface BenchReport {
@@ -23,6 +27,8 @@ export interface BenchReport {
   machine: { cpus: number; node: string; platform: string };
   settings: { connections: number; durationS: number; warmupS: number; body: string };
   hello: LoadResult;
+  /** The hello world loaded by wrk, when it is installed. */
+  helloWrk?: WrkResult;
   baseline: LoadResult;
   /** `chorus start --role edge`, processors off. */
   edge: ChorusTarget;
@@ -30,6 +36,8 @@ export interface BenchReport {
   all: ChorusTarget;
   /** Edge acknowledged POSTs/s divided by hello-world requests/s (issue 10's target: ≥ 0.5). */
   edgeToHello: number;
+  /** The same ratio with both loaded by wrk. */
+  edgeToHelloWrk?: number;
   /** Whole-service rows persisted/s divided by the baseline's requests/s (target: ≥ 3). */
   persistedToBaseline: number;
 }
@@ -42,23 +50,25 @@ export async function writeJson(report: BenchReport, file: URL): Promise<void> {
 export function formatTable(report: BenchReport): string {
   const { settings, hello, baseline, edge, all } = report;
   const header = ['target', 'req/s', 'p50 ms', 'p99 ms', '2xx', 'non-2xx', 'errors', 'machine CPU'];
-  const row = (name: string, r: LoadResult) => [
+  const row = (name: string, r: LoadResult | PacedLoadResult | WrkResult) => [
     name,
     number(r.requestsPerSecond, 0),
     milliseconds(r.latencyP50Ms),
     milliseconds(r.latencyP99Ms),
-    number(r.ok2xx, 0),
+    number('ok2xx' in r ? r.ok2xx : r.total - r.non2xx, 0),
     number(r.non2xx, 0),
     number(r.errors, 0),
-    `${number(r.machineCpuBusy * 100, 0)}%`,
+    'machineCpuBusy' in r ? `${number(r.machineCpuBusy * 100, 0)}%` : '',
   ];
   const rows = [
     header,
     row('hello world (uWS)', hello),
     row('baseline (node:http + 1 INSERT)', baseline),
     row('Chorus edge alone', edge),
-    ...(edge.atHalfRate ? [row('Chorus edge alone, half rate', edge.atHalfRate)] : []),
+    ...(edge.atHalfRate ? [row('Chorus edge alone, half rate (paced)', edge.atHalfRate)] : []),
     row('Chorus npm start (all roles)', all),
+    ...(report.helloWrk ? [row('hello world (uWS), wrk', report.helloWrk)] : []),
+    ...(edge.wrk ? [row('Chorus edge alone, wrk', edge.wrk)] : []),
   ];
   const widths = header.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   const line = (cells: string[]) =>
@@ -78,7 +88,8 @@ export function formatTable(report: BenchReport): string {
     line(widths.map((w) => '-'.repeat(w))),
     ...rows.slice(1).map(line),
     '',
-    `Chorus edge alone / hello world:           ${number(report.edgeToHello, 3)} (target ≥ 0.5)`,
+    `Chorus edge alone / hello world:           ${number(report.edgeToHello, 3)} (target ≥ 0.5)` +
+      (report.edgeToHelloWrk === undefined ? '' : `; loaded by wrk: ${number(report.edgeToHelloWrk, 3)}`),
     `Chorus rows/s persisted end to end:        ${number(all.rowsPerSecond ?? 0, 0)} (${persisted})`,
     `Chorus persisted rows/s / baseline req/s:  ${number(report.persistedToBaseline, 2)} (target ≥ 3)`,
     `Chorus edge alone, p99 at half its rate:   ${milliseconds(edge.atHalfRate?.latencyP99Ms ?? 0)} ms (target ≤ 10)`,
@@ -87,7 +98,10 @@ export function formatTable(report: BenchReport): string {
     `Processes, npm start:                      ${usage(all.processes)}`,
     '',
     'machine CPU: busy share of all cores during the measured run, whoever used it (load tool, Kafka, PostgreSQL, others).',
-    'wrk is not installed here: the hello-world ceiling is not cross-checked with a second load tool.',
+    'half rate (paced): an open-loop generator at a fixed rate, latency counted from when each request was due.',
+    ...(report.helloWrk
+      ? []
+      : ['wrk is not installed here: the hello-world ceiling is not cross-checked with a second load tool.']),
   ].join('\n');
 }
 

@@ -3,7 +3,10 @@
 // - hello world: a bare uWebSockets.js endpoint, the ceiling of the HTTP layer;
 // - baseline: a plain synchronous node:http server doing one PostgreSQL INSERT per request;
 // - Chorus edge alone (`chorus start --role edge`, processors off): Kafka-acknowledged POSTs/s, then
-//   a fixed-rate run at half that rate for its latency;
+//   a fixed-rate run at half that rate for its latency (an open-loop generator of our own:
+//   autocannon's fixed rate comes in bursts, see paced-load.ts);
+// - when wrk is installed (Debian package `wrk`), the hello world and the edge alone once more,
+//   loaded by wrk, as a check that autocannon is not what limits the ceiling;
 // - Chorus as `npm start` runs it (`chorus start`: the edge, and the processors and integrations in
 //   child processes): acknowledged POSTs/s and rows persisted per second end to end.
 // Chorus runs as child processes built from dist/ (`npm run bench` builds first), in a private test
@@ -17,35 +20,23 @@
 // Results: a table on stdout and bench/results/latest.json.
 import os from 'node:os';
 import Type from 'typebox';
-import { loadConfig } from '../src/config.ts';
-import { ensureLocalServices } from '../src/local-services.ts';
 import { createLogger } from '../src/logger.ts';
-import { createEnvironment } from '../src/store/environments.ts';
-import { migrate, openStore, type Orm } from '../src/store/orm.ts';
-import { createSurvey } from '../src/store/surveys.ts';
-import { createTestWorld } from '../test/helpers/env.ts';
 import { freePort } from '../test/helpers/local-kafka.ts';
 import { startBaselineServer } from './baseline-server.ts';
 import { startHelloServer } from './hello-server.ts';
 import { startOtlpSink } from './otlp-sink.ts';
 import { runLoad, type LoadOptions, type LoadResult } from './load.ts';
+import { runPacedLoad, type PacedLoadResult } from './paced-load.ts';
+import { runWrk, type WrkResult } from './wrk.ts';
 import { sampleTree, startChorusProcess, type ProcessUsage } from './processes.ts';
 import { formatTable, writeJson, type BenchReport, type ChorusTarget } from './report.ts';
 import { loadSettings, LogLevel } from './settings.ts';
+import { prepareResponseBench, type ResponseBenchWorld } from './world.ts';
 
 const WARMUP_S = 2;
 const SETTLE_MS = 1000;
 const READY_TIMEOUT_MS = 120_000;
 const RESULTS = new URL('./results/latest.json', import.meta.url);
-/** A realistic finished response; the survey it answers is validated in full at the edge. */
-const bodyFor = (surveyId: string) =>
-  JSON.stringify({
-    surveyId,
-    finished: true,
-    data: { q1: 'Great product', q2: 4 },
-    ttc: { q1: 3.2, q2: 1.1 },
-    meta: { source: 'app' },
-  });
 
 const Settings = Type.Object({
   BENCH_DURATION_S: Type.Integer({ default: 10, minimum: 1 }),
@@ -56,41 +47,19 @@ const Settings = Type.Object({
 
 const settings = loadSettings(Settings);
 const logger = createLogger(settings.BENCH_LOG_LEVEL, process.stderr);
-const config = loadConfig();
-const local = await ensureLocalServices(config, logger);
-// As test/run.ts hands its test files: the world's database goes on the server just brought up.
-process.env.CHORUS_TEST_DATABASE_URL = local.databaseUrl;
-const world = await createTestWorld('bench', {
-  KAFKA_BROKERS: config.kafka.brokers.join(','),
-  REDIS_URL: config.redis.url,
-  LOG_LEVEL: 'warn',
-  // The load comes from one address into one environment: the limiter runs on every request (its
-  // cost is part of the figures), with limits the load cannot reach.
-  RATE_LIMIT_CLIENT_PER_ADDRESS: '0',
-  RATE_LIMIT_CLIENT_PER_ENVIRONMENT: '1000000000',
-});
+const bench = await prepareResponseBench(logger);
 const sink = settings.BENCH_TRACING ? await startOtlpSink() : undefined;
 if (sink)
-  Object.assign(world.env, { OTEL_EXPORTER_OTLP_ENDPOINT: sink.endpoint, OTEL_TRACES_SAMPLER: 'always_on' });
-const orm = await openStore(world.databaseUrl);
-try {
-  await migrate(orm);
-  const { environmentId } = await createEnvironment(orm.em.fork(), { plan: 'enterprise', name: 'bench' });
-  const survey = await createSurvey(orm.em.fork(), {
-    environmentId,
-    status: 'inProgress',
-    questions: [
-      { id: 'q1', type: 'openText', headline: 'What do you think?', required: true },
-      { id: 'q2', type: 'rating', headline: 'How likely?', required: true, range: 5 },
-    ],
+  Object.assign(bench.world.env, {
+    OTEL_EXPORTER_OTLP_ENDPOINT: sink.endpoint,
+    OTEL_TRACES_SAMPLER: 'always_on',
   });
-  const load = {
-    body: bodyFor(survey.id),
+try {
+  await benchmark(bench, {
+    body: bench.body,
     connections: settings.BENCH_CONNECTIONS,
     durationS: settings.BENCH_DURATION_S,
-  };
-  const path = `/api/v1/client/${environmentId}/responses`;
-  await benchmark(orm, path, load);
+  });
   if (sink) {
     const traces = sink.received.get('/v1/traces');
     console.log(
@@ -101,27 +70,27 @@ try {
   logger.fatal({ err: error }, 'bench failed');
   process.exitCode = 1;
 } finally {
-  await orm.close();
-  await world.cleanup().catch((err: unknown) => logger.warn({ err }, 'cleanup failed'));
-  await local.stop();
+  await bench.stop();
 }
 // Kafka and database clients may keep timers alive for a while after closing: the bench is done.
 process.exit(process.exitCode ?? 0);
 
 type Load = Omit<LoadOptions, 'url'>;
 
-async function benchmark(orm: Orm, path: string, load: Load): Promise<void> {
+async function benchmark(bench: ResponseBenchWorld, load: Load): Promise<void> {
   const startedAt = new Date().toISOString();
   const hello = await startHelloServer();
-  const helloResult = await warmUpAndMeasure({ ...load, url: `http://127.0.0.1:${hello.port}/hello` });
+  const helloUrl = `http://127.0.0.1:${hello.port}/hello`;
+  const helloResult = await warmUpAndMeasure({ ...load, url: helloUrl });
+  const helloWrk = await runWrk({ ...load, url: helloUrl });
   hello.close();
-  const baseline = await startBaselineServer(world.databaseUrl);
+  const baseline = await startBaselineServer(bench.world.databaseUrl);
   const baselineResult = await warmUpAndMeasure({ ...load, url: `http://127.0.0.1:${baseline.port}/` });
   await baseline.close();
 
   // The whole service first: the edge alone leaves its events unconsumed in the topics.
-  const all = await measureChorus('all', orm, path, load, { fixedRate: false });
-  const edge = await measureChorus('edge', orm, path, load, { fixedRate: true });
+  const all = await measureChorus('all', bench, load, { fixedRate: false });
+  const edge = await measureChorus('edge', bench, load, { fixedRate: true });
 
   const report: BenchReport = {
     startedAt,
@@ -137,10 +106,12 @@ async function benchmark(orm: Orm, path: string, load: Load): Promise<void> {
       body: load.body!,
     },
     hello: helloResult,
+    ...(helloWrk && { helloWrk }),
     baseline: baselineResult,
     edge,
     all,
     edgeToHello: edge.requestsPerSecond / helloResult.requestsPerSecond,
+    ...(helloWrk && edge.wrk && { edgeToHelloWrk: edge.wrk.requestsPerSecond / helloWrk.requestsPerSecond }),
     persistedToBaseline: (all.rowsPerSecond ?? 0) / baselineResult.requestsPerSecond,
   };
   await writeJson(report, RESULTS);
@@ -160,8 +131,7 @@ async function warmUpAndMeasure(options: LoadOptions): Promise<LoadResult> {
  */
 async function measureChorus(
   role: 'all' | 'edge',
-  orm: Orm,
-  path: string,
+  { world, path, countRows }: ResponseBenchWorld,
   load: Load,
   { fixedRate }: { fixedRate: boolean },
 ): Promise<ChorusTarget> {
@@ -170,10 +140,6 @@ async function measureChorus(
   try {
     await chorus.ready(READY_TIMEOUT_MS);
     const url = `http://127.0.0.1:${port}${path}`;
-    const countRows = async () =>
-      Number(
-        (await orm.em.getConnection().execute<{ n: string }[]>('select count(*) as n from responses'))[0]!.n,
-      );
     const deadlineMs = Math.max(60, 10 * load.durationS) * 1000;
 
     const warmUp = await runLoad({ ...load, url, durationS: WARMUP_S });
@@ -203,14 +169,28 @@ async function measureChorus(
         persistComplete: after.complete,
       };
     }
-    let atHalfRate: LoadResult | undefined;
+    let atHalfRate: PacedLoadResult | undefined;
     let processesAtHalfRate: ProcessUsage[] | undefined;
+    let wrk: WrkResult | undefined;
     if (fixedRate) {
+      wrk = await runWrk({ ...load, url });
       const halfRate = sampleTree(chorus.pid);
-      atHalfRate = await runLoad({ ...load, url, overallRate: result.requestsPerSecond / 2 });
+      atHalfRate = await runPacedLoad({
+        url,
+        body: load.body!,
+        connections: load.connections,
+        durationS: load.durationS,
+        rate: result.requestsPerSecond / 2,
+      });
       processesAtHalfRate = halfRate.stop();
     }
-    return { ...result, ...persisted, processes, atHalfRate, processesAtHalfRate };
+    return {
+      ...result,
+      ...persisted,
+      processes,
+      ...(atHalfRate && { atHalfRate, processesAtHalfRate }),
+      ...(wrk && { wrk }),
+    };
   } finally {
     await chorus.stop();
   }

@@ -19,6 +19,9 @@ import type { Metrics } from '../observability/metrics.ts';
 import { traceConsumedBatch, type TraceHeaders } from '../observability/tracing.ts';
 import { MAX_EVENT_BYTES } from './kafka.ts';
 
+/** See `minBytes` below: tiny batches cost a transaction and a commit each. */
+const FETCH_MIN_BYTES = 64 * 1024;
+
 export interface ConsumedMessage {
   topic: string;
   partition: number;
@@ -140,6 +143,9 @@ export async function runConsumer(
       allowAutoTopicCreation: false,
       maxBytesPerPartition: MAX_EVENT_BYTES * 2,
       maxBytes: MAX_EVENT_BYTES * 8,
+      // Under load the broker answers a fetch once it has FETCH_MIN_BYTES (a few hundred events),
+      // so a batch (one transaction) carries many events; when idle, after maxWaitTimeInMs at most.
+      minBytes: FETCH_MIN_BYTES,
       maxWaitTimeInMs: 100,
       // A member that vanished (crash, broker restart) holds its partitions until its session
       // expires: keep that short so that processing resumes quickly.

@@ -55,7 +55,8 @@ function supervise(role: ChildRole, env: NodeJS.ProcessEnv, logger: Logger): { s
   const run = () => {
     const startedAt = Date.now();
     // The IPC channel tells the child when this process is gone, even after a kill -9: it stops then.
-    const running = spawn(process.execPath, [CLI, 'start', '--role', role], {
+    // The child runs under this process's Node flags (a heap limit, --cpu-prof), as fork would.
+    const running = spawn(process.execPath, [...process.execArgv, CLI, 'start', '--role', role], {
       env,
       stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
       // Its own process group: a Ctrl-C reaches this process, which then stops the child in order.

@@ -15,12 +15,22 @@ export const deliveryEnqueuer: Processor<ResponseFinished> = {
   keyOf: (event) => event.responseId,
   apply: (em, events, effects) =>
     em.fork().transactional(async (tx) => {
+      // Most surveys have no integration: their events are done with after this one read, and
+      // claim nothing (a redelivery finds no link either).
+      const surveyIds = [...new Set(events.map((e) => e.surveyId))];
+      const links = await tx.execute<{ id: string; survey_id: string; integration_id: string }[]>(
+        `select l.id, l.survey_id, l.integration_id from integration_links l
+         where l.survey_id in (${surveyIds.map(() => '?').join(', ')})`,
+        surveyIds,
+      );
+      const linked = events.filter((e) => links.some((l) => l.survey_id === e.surveyId));
+      if (linked.length === 0) return;
       // Claimed under a name of their own: the response processor uses the event ids of its input.
       const fresh = await claimEvents(
         tx,
-        events.map((e) => `deliveries:${e.eventId}`),
+        linked.map((e) => `deliveries:${e.eventId}`),
       );
-      const claimed = events.filter((e) => fresh.has(`deliveries:${e.eventId}`));
+      const claimed = linked.filter((e) => fresh.has(`deliveries:${e.eventId}`));
       if (claimed.length === 0) return;
       const contactIds = claimed.map(contactOf);
       // Before the tombstones: a deletion cannot commit between reading them and the insert.
@@ -30,13 +40,6 @@ export const deliveryEnqueuer: Processor<ResponseFinished> = {
         contactIds.filter((id) => id !== undefined),
       );
       const todo = claimed.filter((e) => !voidedByDeletion(tombstones, contactOf(e), e.occurredAt));
-      if (todo.length === 0) return;
-      const surveyIds = [...new Set(todo.map((e) => e.surveyId))];
-      const links = await tx.execute<{ id: string; survey_id: string; integration_id: string }[]>(
-        `select l.id, l.survey_id, l.integration_id from integration_links l
-         where l.survey_id in (${surveyIds.map(() => '?').join(', ')})`,
-        surveyIds,
-      );
       const rows = todo.flatMap((event) =>
         links.filter((l) => l.survey_id === event.surveyId).map((link) => ({ event, link })),
       );

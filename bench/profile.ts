@@ -1,0 +1,102 @@
+// `npm run bench:profile`: where a Chorus process spends its CPU under the bench's load. Chorus runs
+// (`chorus start --role BENCH_ROLE`, from dist/) under `node --cpu-prof`, inherited by its child
+// processes, is loaded as `npm run bench` loads it, and stopped; each process's profile is written
+// to bench/results/profiles/ (open it in Chrome DevTools) and summarised here: self time by
+// function and by module.
+//
+// Settings: BENCH_ROLE (edge) — edge, all, or any role `chorus start` takes; BENCH_DURATION_S (15),
+// BENCH_CONNECTIONS (50), BENCH_LOG_LEVEL (warn).
+import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import Type from 'typebox';
+import { createLogger } from '../src/logger.ts';
+import { freePort } from '../test/helpers/local-kafka.ts';
+import { runLoad } from './load.ts';
+import { startChorusProcess } from './processes.ts';
+import { loadSettings, LogLevel } from './settings.ts';
+import { prepareResponseBench } from './world.ts';
+
+const PROFILES = fileURLToPath(new URL('./results/profiles/', import.meta.url));
+const TOP = 25;
+
+const Settings = Type.Object({
+  BENCH_ROLE: Type.Union([Type.Literal('edge'), Type.Literal('all')], { default: 'edge' }),
+  BENCH_DURATION_S: Type.Integer({ default: 15, minimum: 1 }),
+  BENCH_CONNECTIONS: Type.Integer({ default: 50, minimum: 1 }),
+  BENCH_LOG_LEVEL: LogLevel,
+});
+
+const settings = loadSettings(Settings);
+const logger = createLogger(settings.BENCH_LOG_LEVEL, process.stderr);
+const bench = await prepareResponseBench(logger);
+try {
+  await rm(PROFILES, { recursive: true, force: true });
+  await mkdir(PROFILES, { recursive: true });
+  const port = await freePort();
+  const chorus = startChorusProcess(settings.BENCH_ROLE, bench.world.env, port, [
+    '--cpu-prof',
+    `--cpu-prof-dir=${PROFILES}`,
+  ]);
+  try {
+    await chorus.ready(120_000);
+    const load = {
+      url: `http://127.0.0.1:${port}${bench.path}`,
+      body: bench.body,
+      connections: settings.BENCH_CONNECTIONS,
+    };
+    await runLoad({ ...load, durationS: 2 });
+    const result = await runLoad({ ...load, durationS: settings.BENCH_DURATION_S });
+    console.log(
+      `${settings.BENCH_ROLE}: ${Math.round(result.requestsPerSecond)} req/s, p99 ${result.latencyP99Ms} ms, ` +
+        `${result.non2xx} non-2xx, ${result.errors} errors`,
+    );
+  } finally {
+    await chorus.stop();
+  }
+  for (const file of (await readdir(PROFILES)).filter((f) => f.endsWith('.cpuprofile'))) {
+    console.log(`\n${file}\n${summarise(JSON.parse(await readFile(PROFILES + file, 'utf8')) as Profile)}`);
+  }
+} catch (error) {
+  logger.fatal({ err: error }, 'profile failed');
+  process.exitCode = 1;
+} finally {
+  await bench.stop();
+}
+process.exit(process.exitCode ?? 0);
+
+/** The parts of V8's .cpuprofile format read here. */
+interface Profile {
+  nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }[];
+  samples: number[];
+}
+
+function summarise(profile: Profile): string {
+  const frames = new Map(profile.nodes.map((n) => [n.id, n.callFrame]));
+  const byFunction = new Map<string, number>();
+  const byModule = new Map<string, number>();
+  for (const id of profile.samples) {
+    const frame = frames.get(id)!;
+    const where = moduleOf(frame.url);
+    const name = `${frame.functionName || '(anonymous)'} ${where}${frame.url ? `:${frame.lineNumber + 1}` : ''}`;
+    byFunction.set(name, (byFunction.get(name) ?? 0) + 1);
+    byModule.set(where || frame.functionName, (byModule.get(where || frame.functionName) ?? 0) + 1);
+  }
+  const total = profile.samples.length;
+  const top = (counts: Map<string, number>) =>
+    [...counts]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, TOP)
+      .map(([name, n]) => `  ${((100 * n) / total).toFixed(1).padStart(5)}%  ${name}`)
+      .join('\n');
+  return `self time by module:\n${top(byModule)}\nself time by function:\n${top(byFunction)}`;
+}
+
+/** A package name, a file of Chorus, `node:…` for Node's own modules, or '' for V8 and natives. */
+function moduleOf(url: string): string {
+  if (!url) return '';
+  const inPackage = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
+  if (inPackage) return inPackage[1]!;
+  const inChorus = /\/(dist|src)\/(.+)$/.exec(url);
+  if (inChorus) return inChorus[2]!;
+  return url.startsWith('node:') ? url : url.replace(/^.*\//, '');
+}

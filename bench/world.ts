@@ -1,0 +1,78 @@
+// What every load bench of POST /responses starts from, set up the way `npm test` sets up a test
+// file: the local services brought up (or found running), a private test world on them (its own
+// database and topics), and in it an environment with one survey that the bench's body answers.
+import { loadConfig } from '../src/config.ts';
+import { ensureLocalServices } from '../src/local-services.ts';
+import type { Logger } from '../src/logger.ts';
+import { createEnvironment } from '../src/store/environments.ts';
+import { migrate, openStore, type Orm } from '../src/store/orm.ts';
+import { createSurvey } from '../src/store/surveys.ts';
+import { createTestWorld, type TestWorld } from '../test/helpers/env.ts';
+
+export interface ResponseBenchWorld {
+  world: TestWorld;
+  orm: Orm;
+  /** The client path of POST /responses in the bench's environment. */
+  path: string;
+  /** A realistic finished response to the bench's survey, which the edge validates in full. */
+  body: string;
+  /** Rows in the world's `responses` table (an arrow: callers pass it on unbound). */
+  countRows: () => Promise<number>;
+  /** Drops the world and stops the local services; logs errors instead of throwing. */
+  stop: () => Promise<void>;
+}
+
+export async function prepareResponseBench(logger: Logger): Promise<ResponseBenchWorld> {
+  const config = loadConfig();
+  const local = await ensureLocalServices(config, logger);
+  // As test/run.ts hands its test files: the world's database goes on the server just brought up.
+  process.env.CHORUS_TEST_DATABASE_URL = local.databaseUrl;
+  const world = await createTestWorld('bench', {
+    KAFKA_BROKERS: config.kafka.brokers.join(','),
+    REDIS_URL: config.redis.url,
+    LOG_LEVEL: 'warn',
+    // The load comes from one address into one environment: the limiter runs on every request (its
+    // cost is part of the figures), with limits the load cannot reach.
+    RATE_LIMIT_CLIENT_PER_ADDRESS: '0',
+    RATE_LIMIT_CLIENT_PER_ENVIRONMENT: '1000000000',
+  });
+  const orm = await openStore(world.databaseUrl);
+  const stop = async () => {
+    for (const step of [() => orm.close(), () => world.cleanup(), () => local.stop()]) {
+      await Promise.resolve(step()).catch((err: unknown) => logger.warn({ err }, 'error while stopping'));
+    }
+  };
+  try {
+    await migrate(orm);
+    const { environmentId } = await createEnvironment(orm.em.fork(), { plan: 'enterprise', name: 'bench' });
+    const survey = await createSurvey(orm.em.fork(), {
+      environmentId,
+      status: 'inProgress',
+      questions: [
+        { id: 'q1', type: 'openText', headline: 'What do you think?', required: true },
+        { id: 'q2', type: 'rating', headline: 'How likely?', required: true, range: 5 },
+      ],
+    });
+    return {
+      world,
+      orm,
+      path: `/api/v1/client/${environmentId}/responses`,
+      body: JSON.stringify({
+        surveyId: survey.id,
+        finished: true,
+        data: { q1: 'Great product', q2: 4 },
+        ttc: { q1: 3.2, q2: 1.1 },
+        meta: { source: 'app' },
+      }),
+      countRows: async () =>
+        Number(
+          (await orm.em.getConnection().execute<{ n: string }[]>('select count(*) as n from responses'))[0]!
+            .n,
+        ),
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
