@@ -1,35 +1,44 @@
-// The response processor's hot path to the `responses` table: one locking read and one multi-row
-// upsert per batch, as SQL through MikroORM's connection (the unit of work's change tracking costs
-// more CPU than everything else in the batch; these two statements are all the batch needs).
-import type { EntityManager } from '@mikro-orm/postgresql';
+// The response processor's hot path to the `responses` table: one locking read and one upsert per
+// batch, each one statement with its values sent as parameters (the unit of work's change tracking
+// costs more CPU than everything else in the batch; these two statements are all the batch needs).
+// The upsert takes the whole batch as ONE JSON parameter read by `jsonb_to_recordset`, so a batch
+// of any size is one statement, within PostgreSQL's 65,535 parameters.
 import type { ResponseState } from '../processors/responses/merge-response.ts';
+import { query, type EntityManager } from './orm.ts';
 
+/** Each field's column and type. */
 const COLUMNS = {
-  id: 'id',
-  environmentId: 'environment_id',
-  surveyId: 'survey_id',
-  finished: 'finished',
-  data: 'data',
-  ttc: 'ttc',
-  variables: 'variables',
-  meta: 'meta',
-  language: 'language',
-  endingId: 'ending_id',
-  displayId: 'display_id',
-  singleUseId: 'single_use_id',
-  contactId: 'contact_id',
-  contactAttributes: 'contact_attributes',
-  createdAt: 'created_at',
-  updatedAt: 'updated_at',
-} as const satisfies Record<keyof ResponseState, string>;
+  id: ['id', 'varchar'],
+  environmentId: ['environment_id', 'varchar'],
+  surveyId: ['survey_id', 'varchar'],
+  finished: ['finished', 'boolean'],
+  data: ['data', 'jsonb'],
+  ttc: ['ttc', 'jsonb'],
+  variables: ['variables', 'jsonb'],
+  meta: ['meta', 'jsonb'],
+  language: ['language', 'varchar'],
+  endingId: ['ending_id', 'varchar'],
+  displayId: ['display_id', 'varchar'],
+  singleUseId: ['single_use_id', 'varchar'],
+  contactId: ['contact_id', 'varchar'],
+  contactAttributes: ['contact_attributes', 'jsonb'],
+  createdAt: ['created_at', 'timestamptz'],
+  updatedAt: ['updated_at', 'timestamptz'],
+} as const satisfies Record<keyof ResponseState, readonly [string, string]>;
 
 const FIELDS = Object.keys(COLUMNS) as (keyof ResponseState)[];
-const JSON_FIELDS = new Set<keyof ResponseState>(['data', 'ttc', 'variables', 'meta', 'contactAttributes']);
+const COLUMN_LIST = FIELDS.map((f) => COLUMNS[f][0]).join(', ');
 /** Fields an update may change; the others are fixed when the response is created. */
 const UPDATED = FIELDS.filter(
   (f) =>
     !['id', 'environmentId', 'surveyId', 'createdAt', 'contactId', 'singleUseId', 'displayId'].includes(f),
 );
+const LOCK = `select ${FIELDS.map((f) => `${COLUMNS[f][0]} as "${f}"`).join(', ')}
+  from responses where id = any(?) for update`;
+const UPSERT = `insert into responses (${COLUMN_LIST})
+  select ${COLUMN_LIST}
+  from jsonb_to_recordset(?::jsonb) as r(${FIELDS.map((f) => COLUMNS[f].join(' ')).join(', ')})
+  on conflict (id) do update set ${UPDATED.map((f) => `${COLUMNS[f][0]} = excluded.${COLUMNS[f][0]}`).join(', ')}`;
 
 type Row = Record<string, unknown>;
 
@@ -39,11 +48,7 @@ export async function lockResponses(
   ids: readonly string[],
 ): Promise<Map<string, ResponseState>> {
   if (ids.length === 0) return new Map();
-  const rows = await tx.execute<Row[]>(
-    `select ${FIELDS.map((f) => `${COLUMNS[f]} as "${f}"`).join(', ')}
-     from responses where id in (${ids.map(() => '?').join(', ')}) for update`,
-    [...ids],
-  );
+  const rows = await query<Row>(tx, LOCK, [ids]);
   return new Map(
     rows.map((row) => [
       row.id as string,
@@ -54,15 +59,8 @@ export async function lockResponses(
 
 export async function saveResponses(tx: EntityManager, states: readonly ResponseState[]): Promise<void> {
   if (states.length === 0) return;
-  const placeholders = `(${FIELDS.map((f) => (JSON_FIELDS.has(f) ? '?::jsonb' : '?')).join(', ')})`;
-  await tx.execute(
-    `insert into responses (${FIELDS.map((f) => COLUMNS[f]).join(', ')})
-     values ${states.map(() => placeholders).join(', ')}
-     on conflict (id) do update set ${UPDATED.map((f) => `${COLUMNS[f]} = excluded.${COLUMNS[f]}`).join(', ')}`,
-    states.flatMap((s) =>
-      FIELDS.map((f) => (JSON_FIELDS.has(f) && s[f] !== null ? JSON.stringify(s[f]) : s[f])),
-    ),
-  );
+  const rows = states.map((state) => Object.fromEntries(FIELDS.map((f) => [COLUMNS[f][0], state[f]])));
+  await query(tx, UPSERT, [JSON.stringify(rows)]);
 }
 
 function toIso(value: unknown): string {
