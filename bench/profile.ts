@@ -4,14 +4,15 @@
 // to bench/results/profiles/ (open it in Chrome DevTools) and summarised here: self time by
 // function and by module.
 //
-// Settings: BENCH_ROLE (edge) — edge, all, or any role `chorus start` takes; BENCH_DURATION_S (15),
-// BENCH_CONNECTIONS (50), BENCH_LOG_LEVEL (warn).
+// Settings: BENCH_ROLE (edge or all); BENCH_DURATION_S (15), BENCH_CONNECTIONS (50),
+// BENCH_LOG_LEVEL (warn); BENCH_RATE (unset): a fixed rate from the paced generator instead.
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import Type from 'typebox';
 import { createLogger } from '../src/logger.ts';
 import { freePort } from '../test/helpers/local-kafka.ts';
 import { runLoad } from './load.ts';
+import { runPacedLoad } from './paced-load.ts';
 import { startChorusProcess } from './processes.ts';
 import { loadSettings, LogLevel } from './settings.ts';
 import { prepareResponseBench } from './world.ts';
@@ -24,6 +25,8 @@ const Settings = Type.Object({
   BENCH_DURATION_S: Type.Integer({ default: 15, minimum: 1 }),
   BENCH_CONNECTIONS: Type.Integer({ default: 50, minimum: 1 }),
   BENCH_LOG_LEVEL: LogLevel,
+  /** Requests/s from the paced (open-loop) generator instead of autocannon's as-fast-as-answered. */
+  BENCH_RATE: Type.Optional(Type.Number({ minimum: 1 })),
 });
 
 const settings = loadSettings(Settings);
@@ -45,7 +48,10 @@ try {
       connections: settings.BENCH_CONNECTIONS,
     };
     await runLoad({ ...load, durationS: 2 });
-    const result = await runLoad({ ...load, durationS: settings.BENCH_DURATION_S });
+    const result =
+      settings.BENCH_RATE === undefined
+        ? await runLoad({ ...load, durationS: settings.BENCH_DURATION_S })
+        : await runPacedLoad({ ...load, durationS: settings.BENCH_DURATION_S, rate: settings.BENCH_RATE });
     console.log(
       `${settings.BENCH_ROLE}: ${Math.round(result.requestsPerSecond)} req/s, p99 ${result.latencyP99Ms} ms, ` +
         `${result.non2xx} non-2xx, ${result.errors} errors`,
