@@ -35,7 +35,7 @@ import { managementSurveyRoutes } from './management/surveys.ts';
 import { managementContactRoutes } from './management/contacts.ts';
 import { managementAttributeKeyRoutes } from './management/attribute-keys.ts';
 import { integrationRoutes } from './management/integrations.ts';
-import type { ProviderApis } from '../integrations/providers.ts';
+import type { Destinations } from '../integrations/destination.ts';
 
 /** Records duration, count and concurrency of every request the router answers. */
 function measured(handler: HttpHandler, metrics: Metrics): HttpHandler {
@@ -78,7 +78,7 @@ export interface EdgeDeps {
   metrics?: Metrics;
   http: Config['http'];
   integrations: Config['integrations'];
-  providers: ProviderApis;
+  destinations: Destinations;
   databaseUrl: string;
   orm: Orm;
   /** Shared state of all edges (single-use id reservations, rate limits, idempotency keys). */
@@ -157,7 +157,7 @@ export async function startEdge(deps: EdgeDeps): Promise<RunningEdge> {
       ...managementAttributeKeyRoutes(management),
       ...integrationRoutes({
         ...management,
-        ...deps.providers,
+        destinations: deps.destinations,
         webappUrl: deps.integrations.webappUrl,
         encryptionKey: deps.integrations.encryptionKey,
       }),

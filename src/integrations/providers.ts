@@ -1,17 +1,18 @@
-// The provider clients of this process, built once from config (absent when not configured).
+// The registry of providers: the destinations of this process, built once from config (only the
+// configured providers), and what the routes name after each provider.
 import type { Config } from '../config.ts';
-import { createNotionApi, type NotionApi } from './notion/notion-api.ts';
-import { createSlackApi, type SlackApi } from './slack/slack-api.ts';
+import type { Provider } from '../store/entities.ts';
+import type { Destinations } from './destination.ts';
+import { notionDestination } from './notion/destination.ts';
+import { slackDestination } from './slack/destination.ts';
 
-export interface ProviderApis {
-  slack: (SlackApi & { clientId: string; authorizeUrl: string }) | undefined;
-  notion: (NotionApi & { clientId: string; apiUrl: string }) | undefined;
-}
-
-export function createProviders(config: Config['integrations']): ProviderApis {
+export function createDestinations(config: Config['integrations']): Destinations {
   const { slack, notion } = config;
   return {
-    slack: slack && { ...createSlackApi(slack), clientId: slack.clientId, authorizeUrl: slack.authorizeUrl },
-    notion: notion && { ...createNotionApi(notion), clientId: notion.clientId, apiUrl: notion.apiUrl },
+    ...(slack && { slack: slackDestination(slack) }),
+    ...(notion && { notion: notionDestination(notion) }),
   };
 }
+
+/** Where the targets a link can choose from are listed under an integration of each provider. */
+export const LINK_TARGETS: Readonly<Record<Provider, string>> = { slack: 'channels', notion: 'databases' };

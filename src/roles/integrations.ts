@@ -10,7 +10,7 @@ import type { Orm } from '../store/orm.ts';
 import { batchHandler } from '../processors/batch-handler.ts';
 import { deliveryEnqueuer } from '../integrations/delivery/enqueue.ts';
 import { startDeliverer, type RunningDeliverer } from '../integrations/delivery/deliverer.ts';
-import type { ProviderApis } from '../integrations/providers.ts';
+import type { Destinations } from '../integrations/destination.ts';
 
 export interface IntegrationsRoleDeps {
   config: Config;
@@ -18,7 +18,7 @@ export interface IntegrationsRoleDeps {
   orm: Orm;
   publisher: Publisher;
   topics: Topics;
-  providers: ProviderApis;
+  destinations: Destinations;
   metrics?: Metrics;
   logger: Logger;
 }
@@ -26,7 +26,7 @@ export interface IntegrationsRoleDeps {
 export async function startIntegrations(
   deps: IntegrationsRoleDeps,
 ): Promise<{ deliverer: RunningDeliverer | undefined; consumer: RunningConsumer; stop(): Promise<void> }> {
-  const { config, kafka, orm, publisher, topics, providers, metrics } = deps;
+  const { config, kafka, orm, publisher, topics, destinations, metrics } = deps;
   const logger = deps.logger.child({ component: 'integrations' });
   const consumer = await runConsumer(
     kafka,
@@ -51,8 +51,7 @@ export async function startIntegrations(
     ? startDeliverer({
         orm,
         encryptionKey: key,
-        slack: providers.slack,
-        notion: providers.notion,
+        destinations,
         publisher,
         deadLetterTopic: topics['dead-letter'],
         pollMs: config.integrations.pollMs,

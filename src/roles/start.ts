@@ -20,7 +20,7 @@ import { prepareStore, type DemoEnvironment } from '../store/prepare.ts';
 import { startEdge } from '../edge/edge.ts';
 import { startProcessors } from './processor.ts';
 import { startIntegrations } from './integrations.ts';
-import { createProviders } from '../integrations/providers.ts';
+import { createDestinations } from '../integrations/providers.ts';
 import { startUsageTelemetry } from '../integrations/telemetry/usage.ts';
 
 const VERSION = (
@@ -130,7 +130,7 @@ export async function startChorus({
     );
     stops.push(() => publisher.close());
 
-    const providers = createProviders(config.integrations);
+    const destinations = createDestinations(config.integrations);
     if (role === 'all' || role === 'integrations') {
       const integrations = await startIntegrations({
         config,
@@ -138,7 +138,7 @@ export async function startChorus({
         orm,
         publisher,
         topics,
-        providers,
+        destinations,
         metrics,
         logger,
       });
@@ -164,7 +164,7 @@ export async function startChorus({
         http: config.http,
         integrations: config.integrations,
         metrics,
-        providers,
+        destinations,
         databaseUrl,
         orm,
         redis,

@@ -147,8 +147,16 @@ describe('integrations: a crash of the integrations process mid-send', () => {
     slack.answerDelayMs = 0;
     notion.answerDelayMs = 0;
 
-    // One send that, as far as Slack knows, never arrived (the request died on the way).
-    const lost = slack.messages.findIndex((m) => JSON.stringify(m.blocks).includes('crash-d'));
+    // One send that, as far as Slack knows, never arrived (the request died on the way): one the
+    // killed worker had not settled (the deliverer sends a few at a time, so the first ones may
+    // have been answered before the kill).
+    const unsettled = await edge.orm.em
+      .fork()
+      .find(Delivery, { status: 'sending' }, { populate: ['link', 'link.integration'] });
+    const inFlightToSlack = unsettled.find((d) => d.link.integration.provider === 'slack');
+    assert.ok(inFlightToSlack, 'a Slack send was in flight when the worker was killed');
+    const lost = slack.messages.findIndex((m) => JSON.stringify(m.metadata).includes(inFlightToSlack.id));
+    assert.ok(lost >= 0);
     slack.messages.splice(lost, 1);
     // And responses finished while no worker runs.
     const later = ['crash-e', 'crash-f'];

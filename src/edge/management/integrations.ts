@@ -35,10 +35,9 @@ import {
   signState,
   verifyState,
 } from '../../integrations/secrets.ts';
+import type { Destinations } from '../../integrations/destination.ts';
+import { LINK_TARGETS } from '../../integrations/providers.ts';
 import { ProviderError } from '../../integrations/failure.ts';
-import { SLACK_SCOPES } from '../../integrations/slack/slack-api.ts';
-import type { ProviderApis } from '../../integrations/providers.ts';
-import { mappingProblems } from '../../integrations/notion/properties.ts';
 import type { Route, RouteRequest } from '../router.ts';
 import { parseJsonBody, requireId, validateBody } from '../validation.ts';
 import { requireStorableRequest } from '../safe-json.ts';
@@ -53,7 +52,8 @@ const STATE_TTL_MS = 10 * 60_000;
 const COOKIE_PREFIX = 'chorus_oauth_';
 const COOKIE_PATH = '/api/v1/integrations';
 
-export interface IntegrationsContext extends ManagementContext, ProviderApis {
+export interface IntegrationsContext extends ManagementContext {
+  destinations: Destinations;
   webappUrl: string;
   encryptionKey: Buffer | undefined;
 }
@@ -99,8 +99,13 @@ export function integrationRoutes(ctx: IntegrationsContext): Route[] {
         return { status: 200, body: { data: record } };
       },
     },
-    { method: 'GET', path: `${base}/:integrationId/channels`, handler: (r) => targets(ctx, r, 'slack') },
-    { method: 'GET', path: `${base}/:integrationId/databases`, handler: (r) => targets(ctx, r, 'notion') },
+    // Each provider's targets under its own name (`channels`, `databases`), known even when the
+    // provider is not configured here.
+    ...PROVIDERS.map((provider) => ({
+      method: 'GET',
+      path: `${base}/:integrationId/${LINK_TARGETS[provider]}`,
+      handler: (r: RouteRequest) => targets(ctx, r, provider),
+    })),
     {
       method: 'GET',
       path: `${base}/:integrationId/links`,
@@ -157,7 +162,7 @@ function providerOf(request: RouteRequest): Provider {
 }
 
 function requireConfigured(ctx: IntegrationsContext, provider: Provider) {
-  const api = ctx[provider];
+  const api = ctx.destinations[provider];
   if (!api || !ctx.encryptionKey) {
     throw new ChorusError('invalid_input', `The ${provider} integration is not configured on this server`, {
       provider,
@@ -223,18 +228,7 @@ async function authorize(ctx: IntegrationsContext, request: RouteRequest) {
     nonceHash: secretHash(nonce),
     expiresAt,
   });
-  const target =
-    provider === 'slack'
-      ? new URL(ctx.slack!.authorizeUrl)
-      : new URL(`${ctx.notion!.apiUrl.replace(/\/+$/, '')}/v1/oauth/authorize`);
-  target.searchParams.set('client_id', api.clientId);
-  target.searchParams.set('redirect_uri', callbackUrl(ctx, provider));
-  target.searchParams.set('state', state);
-  if (provider === 'slack') target.searchParams.set('scope', SLACK_SCOPES.join(','));
-  else {
-    target.searchParams.set('response_type', 'code');
-    target.searchParams.set('owner', 'user');
-  }
+  const target = api.authorizeUrl(callbackUrl(ctx, provider), state);
   return {
     status: 302,
     headers: {
@@ -320,10 +314,7 @@ async function targets(ctx: IntegrationsContext, request: RouteRequest, provider
   const { integration } = await accessible(ctx, request);
   if (integration.provider !== provider) throw notFound('Integration', integration.id);
   const token = tokenOf(ctx, integration);
-  const data =
-    provider === 'slack'
-      ? await providerCall(() => ctx.slack!.listChannels(token))
-      : await providerCall(() => ctx.notion!.searchDatabases(token));
+  const data = await providerCall(() => requireConfigured(ctx, provider).api.listTargets(token));
   return { status: 200, body: { data } };
 }
 
@@ -334,25 +325,9 @@ async function createLinkRoute(ctx: IntegrationsContext, request: RouteRequest) 
   if (!survey || survey.environment.id !== integration.environment.id)
     throw notFound('Survey', body.surveyId);
   const questions = questionsOf({ blocks: survey.blocks });
-  const known = new Set(questions.map((q) => q.id));
-
-  let mapping: IntegrationLink['mapping'];
-  if (integration.provider === 'slack') {
-    const questionIds = body.questionIds ?? questions.map((q) => q.id);
-    const unknown = questionIds.filter((id) => !known.has(id));
-    if (unknown.length > 0)
-      throw invalidInput(Object.fromEntries(unknown.map((id) => [id, 'Not a question of this survey'])));
-    mapping = questionIds.map((questionId) => ({ questionId }));
-  } else {
-    if (!body.mapping) throw invalidInput({ mapping: 'Required: question → Notion property' });
-    const token = tokenOf(ctx, integration);
-    const properties = await providerCall(() => ctx.notion!.databaseProperties(token, body.targetId));
-    // Refused now, with the reason, rather than failing on every delivery later.
-    const problems = mappingProblems(questions, body.mapping, properties);
-    if (Object.keys(problems).length > 0)
-      throw invalidInput(problems, 'The mapping does not fit the Notion database');
-    mapping = body.mapping.map((m) => ({ ...m, propertyType: properties[m.property]!.type }));
-  }
+  const token = tokenOf(ctx, integration);
+  const { api } = requireConfigured(ctx, integration.provider);
+  const mapping = await providerCall(() => api.linkMapping(token, questions, body));
   const link = await createLink(ctx.orm.em, {
     integrationId: integration.id,
     surveyId: survey.id,

@@ -27,10 +27,7 @@ import { questionsOf } from '../../surveys/definition.ts';
 import { ProviderError, type ProviderFailure } from '../failure.ts';
 import { isTransient } from '../../transient.ts';
 import { decryptToken } from '../secrets.ts';
-import { slackMessage } from '../slack/message.ts';
-import { pageProperties } from '../notion/properties.ts';
-import type { SlackApi } from '../slack/slack-api.ts';
-import type { NotionApi } from '../notion/notion-api.ts';
+import type { Destination, Destinations, SendDelivery } from '../destination.ts';
 
 const BATCH = 20;
 /** Margin for clocks and Notion's minute-rounded created_time when looking for an interrupted send. */
@@ -41,8 +38,7 @@ const MAX_DELAY_MS = 15 * 60_000;
 export interface DelivererDeps {
   orm: Orm;
   encryptionKey: Buffer;
-  slack: SlackApi | undefined;
-  notion: NotionApi | undefined;
+  destinations: Destinations;
   publisher: Publisher;
   deadLetterTopic: string;
   pollMs: number;
@@ -136,8 +132,7 @@ async function recover(deps: DelivererDeps, id: string, claimedAt: Date, log: Lo
   if (!delivery) return;
   const integration = delivery.link.integration;
   try {
-    const outgoing = await prepare(deps, em, delivery);
-    const externalId = await findSent(em, outgoing, delivery, new Date(claimedAt.getTime() - LOOKBACK_MS));
+    const externalId = await findSent(deps, em, delivery, new Date(claimedAt.getTime() - LOOKBACK_MS));
     if (externalId) {
       em.assign(delivery, { status: 'delivered', externalId, lastError: null, updatedAt: new Date() });
       deps.metrics?.deliveries.inc({ provider: integration.provider, outcome: 'delivered' });
@@ -188,7 +183,12 @@ async function deliver(deps: DelivererDeps, id: string, log: Logger): Promise<vo
     async () => {
       let externalId: string;
       try {
-        externalId = await send(await prepare(deps, em, delivery), delivery.id);
+        const send = await prepare(deps, em, delivery);
+        externalId = await send(
+          decryptToken(deps.encryptionKey, integration.tokenCiphertext),
+          delivery.link.targetId,
+          delivery.id,
+        );
       } catch (error) {
         const failure = failureOf(error);
         failActiveSpan(`delivery failed (${failure.kind})`);
@@ -219,82 +219,45 @@ export function failureOf(error: unknown): ProviderFailure {
   return { kind: 'permanent', reason: `unexpected: ${message}` };
 }
 
-type SlackMessage = ReturnType<typeof slackMessage>;
-
-/** What one delivery sends, and where. */
-type Outgoing =
-  | { provider: 'slack'; slack: SlackApi; token: string; channel: string; message: SlackMessage }
-  | {
-      provider: 'notion';
-      notion: NotionApi;
-      token: string;
-      databaseId: string;
-      properties: Record<string, unknown>;
-    };
-
-async function prepare(deps: DelivererDeps, em: EntityManager, delivery: Delivery): Promise<Outgoing> {
-  const { link } = delivery;
-  const survey = await em.findOneOrFail(Survey, { id: link.survey.id });
-  const questions = questionsOf({ blocks: survey.blocks });
-  const token = decryptToken(deps.encryptionKey, link.integration.tokenCiphertext);
-  const data = (delivery.response.data ?? {}) as Record<string, unknown>;
-  if (link.integration.provider === 'slack') {
-    if (!deps.slack)
-      throw new ProviderError({ kind: 'retry', reason: 'Slack is not configured on this worker' });
-    const message = slackMessage({
-      surveyName: survey.name,
-      questions,
-      mapped: link.mapping.map((m) => m.questionId),
-      data,
-    });
-    return { provider: 'slack', slack: deps.slack, token, channel: link.targetId, message };
-  }
-  if (!deps.notion)
-    throw new ProviderError({ kind: 'retry', reason: 'Notion is not configured on this worker' });
-  const mapping = link.mapping.map((m) => ({ questionId: m.questionId, property: m.property ?? '' }));
-  const types = Object.fromEntries(
-    link.mapping.map((m) => [m.property ?? '', { type: m.propertyType ?? 'rich_text' }]),
-  );
-  const properties = pageProperties(questions, mapping, types, data);
-  return { provider: 'notion', notion: deps.notion, token, databaseId: link.targetId, properties };
+function destinationOf(deps: DelivererDeps, delivery: Delivery): Destination {
+  const { provider } = delivery.link.integration;
+  const destination = deps.destinations[provider];
+  if (!destination)
+    throw new ProviderError({ kind: 'retry', reason: `${provider} is not configured on this worker` });
+  return destination;
 }
 
-/** One call to the provider; returns the id of what it created. */
-async function send(outgoing: Outgoing, deliveryId: string): Promise<string> {
-  if (outgoing.provider === 'slack') {
-    const { slack, token, channel, message } = outgoing;
-    const sent = await inSpan('slack chat.postMessage', { kind: 'client' }, () =>
-      slack.postMessage(token, channel, message, deliveryId),
-    );
-    return sent.externalId;
-  }
-  const { notion, token, databaseId, properties } = outgoing;
-  const page = await inSpan('notion pages.create', { kind: 'client' }, () =>
-    notion.createPage(token, databaseId, properties, deliveryId),
-  );
-  return page.externalId;
+/** What one delivery sends (a message, a page), built from the survey and the stored response. */
+async function prepare(deps: DelivererDeps, em: EntityManager, delivery: Delivery): Promise<SendDelivery> {
+  const destination = destinationOf(deps, delivery);
+  const survey = await em.findOneOrFail(Survey, { id: delivery.link.survey.id });
+  return destination.prepare({
+    surveyName: survey.name,
+    questions: questionsOf({ blocks: survey.blocks }),
+    mapping: delivery.link.mapping,
+    data: (delivery.response.data ?? {}) as Record<string, unknown>,
+  });
 }
 
 /** The id of what an interrupted send created, if the provider has it. */
 async function findSent(
+  deps: DelivererDeps,
   em: EntityManager,
-  outgoing: Outgoing,
   delivery: Delivery,
   since: Date,
 ): Promise<string | undefined> {
-  if (outgoing.provider === 'slack') {
-    return outgoing.slack.findMessage(outgoing.token, outgoing.channel, delivery.id, since);
-  }
-  // The page is recognised by the marker naming this delivery, never by its properties (two
-  // responses may read alike). Pages recorded for other deliveries are skipped without reading
-  // them; only deliveries settled since the claim can have recorded a page created since then.
-  const recorded = await em.find(
-    Delivery,
-    { link: delivery.link, externalId: { $ne: null }, id: { $ne: delivery.id }, updatedAt: { $gte: since } },
-    { fields: ['externalId'] },
-  );
-  const taken = new Set(recorded.map((d) => d.externalId!));
-  return outgoing.notion.findPage(outgoing.token, outgoing.databaseId, delivery.id, since, taken);
+  const { link } = delivery;
+  const token = decryptToken(deps.encryptionKey, link.integration.tokenCiphertext);
+  // Only deliveries settled since the claim can have recorded something created since then.
+  const taken = async () => {
+    const recorded = await em.find(
+      Delivery,
+      { link, externalId: { $ne: null }, id: { $ne: delivery.id }, updatedAt: { $gte: since } },
+      { fields: ['externalId'] },
+    );
+    return new Set(recorded.map((d) => d.externalId!));
+  };
+  return destinationOf(deps, delivery).findSent(token, link.targetId, delivery.id, since, taken);
 }
 
 async function recordFailure(
