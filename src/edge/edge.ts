@@ -3,8 +3,7 @@
 import { unavailable } from '../errors.ts';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
-import type { Publisher } from '../kafka/publisher.ts';
-import type { Topics } from '../kafka/kafka.ts';
+import type { Outputs } from '../kafka/outputs.ts';
 import type { Orm } from '../store/orm.ts';
 import { connected, type Redis } from '../redis.ts';
 import { findContact } from '../store/contacts.ts';
@@ -83,8 +82,7 @@ export interface EdgeDeps {
   orm: Orm;
   /** Shared state of all edges (single-use id reservations, rate limits, idempotency keys). */
   redis: Redis;
-  publisher: Publisher;
-  topics: Topics;
+  outputs: Outputs;
   readiness: Readiness;
   logger: Logger;
 }
@@ -130,8 +128,7 @@ export async function startEdge(deps: EdgeDeps): Promise<RunningEdge> {
       deps.redis,
       fromStore((surveyId: string, singleUseId: string) => singleUseIdTaken(em, surveyId, singleUseId)),
     ),
-    publisher: deps.publisher,
-    topics: deps.topics,
+    outputs: deps.outputs,
     trustedProxyHops: deps.http.trustedProxyHops,
   };
   // A revoked key stops working within the time-to-live.

@@ -5,7 +5,7 @@
 // is applied in parts until the commands it can never take are found and dead-lettered as
 // `unappliable`; the rest is applied (see unappliable.ts for the rule and its guard).
 import type { BatchHandler, ConsumedMessage } from '../kafka/consumer.ts';
-import type { Publisher } from '../kafka/publisher.ts';
+import type { Output, Outputs } from '../kafka/outputs.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { TraceHeaders } from '../observability/tracing.ts';
@@ -25,37 +25,37 @@ export interface Rejected<C> {
  * before the commit: an effect is written at least once, even if the commit then fails and the
  * batch is redone (consumers of these topics deduplicate).
  */
-export interface Effects<C> {
+export interface Effects<C, E> {
   /** Commands it refuses: recorded in the dead-letter topic with the reason. */
   reject: (rejected: Rejected<C>[]) => Promise<void>;
   /**
    * Events for downstream consumers, written to the processor's output topic. Each continues the
    * trace of the last command with the same key.
    */
-  publish: (events: { key: string; value: string }[]) => Promise<void>;
+  publish: (events: E[]) => Promise<void>;
   /** The trace context a command travelled with, for work that continues it later (deliveries). */
   traceOf: (command: C) => TraceHeaders;
 }
 
-export interface ProcessorDeps {
+export interface ProcessorDeps<E> {
   orm: Orm;
-  publisher: Publisher;
-  deadLetterTopic: string;
+  deadLetters: Outputs['deadLetters'];
   /** Where `publish` writes (the response processor: response-events). */
-  outputTopic?: string;
+  output?: Output<E>;
   metrics?: Metrics;
   logger: Logger;
 }
 
-export interface Processor<C> {
+/** A processor of commands C that may announce events E downstream. */
+export interface Processor<C, E = never> {
   /** The event schema and the key each event must carry. */
   schema: Compiled<C>;
   keyOf: (command: C) => string;
   /** Applies the commands in one transaction. */
-  apply: (em: EntityManager, commands: C[], effects: Effects<C>) => Promise<void>;
+  apply: (em: EntityManager, commands: C[], effects: Effects<C, E>) => Promise<void>;
 }
 
-export function batchHandler<C>(processor: Processor<C>, deps: ProcessorDeps): BatchHandler {
+export function batchHandler<C, E>(processor: Processor<C, E>, deps: ProcessorDeps<E>): BatchHandler {
   const parse = parseEvent(processor.schema, processor.keyOf);
   return async (messages, context) => {
     const log = deps.logger.child({ topic: messages[0]?.topic, partition: messages[0]?.partition });
@@ -75,33 +75,26 @@ export function batchHandler<C>(processor: Processor<C>, deps: ProcessorDeps): B
     }
     for (const { reason } of letters) deps.metrics?.kafka.deadLettered.inc({ reason });
     if (letters.length > 0) {
-      const sent = await retryTransient(
-        () => deadLetter(deps.publisher, deps.deadLetterTopic, letters),
-        context,
-        log,
-      );
+      const sent = await retryTransient(() => deadLetter(deps.deadLetters, letters), context, log);
       if (!sent) return;
     }
     if (commands.length === 0) return;
 
-    const effects: Effects<C> = {
+    const effects: Effects<C, E> = {
       reject: async (rejections) => {
         for (const { reason } of rejections) deps.metrics?.kafka.deadLettered.inc({ reason });
         for (const { command, reason } of rejections)
           log.info({ key: processor.keyOf(command), reason }, 'command rejected');
         await deadLetter(
-          deps.publisher,
-          deps.deadLetterTopic,
+          deps.deadLetters,
           rejections.map(({ command, reason }) => ({ message: messageOf.get(command)!, reason })),
         );
       },
       publish: async (events) => {
-        const topic = deps.outputTopic;
-        if (!topic) throw new Error('this processor has no output topic');
+        const { output } = deps;
+        if (!output) throw new Error('this processor has no output topic');
         await Promise.all(
-          events.map((event) =>
-            deps.publisher.publish({ topic, ...event, trace: traceOfKey.get(event.key) }),
-          ),
+          events.map((event) => output.publish(event, { trace: traceOfKey.get(output.keyOf(event)) })),
         );
       },
       traceOf: (command) => messageOf.get(command)!.trace,
@@ -143,11 +136,7 @@ export function batchHandler<C>(processor: Processor<C>, deps: ProcessorDeps): B
         reason: 'unappliable',
         detail: { sqlState: error.sqlState, error: error.reason },
       }));
-      const sent = await retryTransient(
-        () => deadLetter(deps.publisher, deps.deadLetterTopic, unappliable),
-        context,
-        log,
-      );
+      const sent = await retryTransient(() => deadLetter(deps.deadLetters, unappliable), context, log);
       if (!sent) return;
     }
     log.debug({ events: messages.length }, 'batch applied');

@@ -1,7 +1,8 @@
 // The dead-letter topic: events that cannot or must not be applied, kept with the reason so that an
 // operator (or the replay tool) can see and re-drive them. Keyed by the original key.
 import type { ConsumedMessage } from '../kafka/consumer.ts';
-import type { Publisher } from '../kafka/publisher.ts';
+import type { Output } from '../kafka/outputs.ts';
+import type { DeadLetterRecord } from '../events/dead-letters.ts';
 
 export interface DeadLetter {
   message: ConsumedMessage;
@@ -10,16 +11,13 @@ export interface DeadLetter {
 }
 
 export async function deadLetter(
-  publisher: Publisher,
-  topic: string,
+  output: Output<DeadLetterRecord>,
   letters: readonly DeadLetter[],
 ): Promise<void> {
   await Promise.all(
     letters.map(({ message, reason, detail }) =>
-      publisher.publish({
-        topic,
-        key: message.key,
-        value: JSON.stringify({
+      output.publish(
+        {
           type: 'dead-letter',
           version: 1,
           reason,
@@ -28,10 +26,10 @@ export async function deadLetter(
           source: { topic: message.topic, partition: message.partition, offset: message.offset },
           key: message.key,
           value: message.value?.toString('utf8') ?? null,
-        }),
-        headers: message.headers,
-        trace: message.trace, // a child of the message's own processing span
-      }),
+        },
+        // A child of the message's own processing span, with the message's headers.
+        { headers: message.headers, trace: message.trace },
+      ),
     ),
   );
 }

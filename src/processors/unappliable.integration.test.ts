@@ -2,6 +2,7 @@
 // could), against real Kafka and PostgreSQL: it is dead-lettered as `unappliable` and the commands
 // of other tenants behind it in the same partition are stored. One partition per topic, so the
 // poison and the good commands surely share it.
+import type { Output } from '../kafka/outputs.ts';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ContactIdentified } from '../events/contacts.ts';
@@ -109,7 +110,11 @@ describe('unappliable commands', () => {
       .environmentId;
     envPoison = (await createEnvironment(world.orm.em.fork(), { plan: 'enterprise', name: 'poison' }))
       .environmentId;
-    const consume = <C>(name: 'responses' | 'contacts' | 'displays', processor: Processor<C>) =>
+    const consume = <C, E>(
+      name: 'responses' | 'contacts' | 'displays',
+      processor: Processor<C, E>,
+      output?: Output<E>,
+    ) =>
       runConsumer(
         world.kafka,
         {
@@ -118,9 +123,8 @@ describe('unappliable commands', () => {
           concurrency: 1,
           handler: batchHandler(processor, {
             orm: world.orm,
-            publisher: world.publisher,
-            deadLetterTopic: world.topics['dead-letter'],
-            outputTopic: world.topics['response-events'],
+            deadLetters: world.outputs.deadLetters,
+            output,
             metrics,
             logger: world.logger,
           }),
@@ -128,7 +132,7 @@ describe('unappliable commands', () => {
         world.logger,
       );
     consumers.push(
-      await consume('responses', responseProcessor),
+      await consume('responses', responseProcessor, world.outputs.responseEvents),
       await consume('contacts', contactProcessor),
       await consume('displays', displayProcessor),
       await runConsumer(

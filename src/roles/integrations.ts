@@ -3,7 +3,7 @@
 import type { Config } from '../config.ts';
 import type { Kafka, Topics } from '../kafka/kafka.ts';
 import { runConsumer, type RunningConsumer } from '../kafka/consumer.ts';
-import type { Publisher } from '../kafka/publisher.ts';
+import type { Outputs } from '../kafka/outputs.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { Orm } from '../store/orm.ts';
@@ -16,7 +16,7 @@ export interface IntegrationsRoleDeps {
   config: Config;
   kafka: Kafka;
   orm: Orm;
-  publisher: Publisher;
+  outputs: Outputs;
   topics: Topics;
   destinations: Destinations;
   metrics?: Metrics;
@@ -26,7 +26,7 @@ export interface IntegrationsRoleDeps {
 export async function startIntegrations(
   deps: IntegrationsRoleDeps,
 ): Promise<{ deliverer: RunningDeliverer | undefined; consumer: RunningConsumer; stop(): Promise<void> }> {
-  const { config, kafka, orm, publisher, topics, destinations, metrics } = deps;
+  const { config, kafka, orm, outputs, topics, destinations, metrics } = deps;
   const logger = deps.logger.child({ component: 'integrations' });
   const consumer = await runConsumer(
     kafka,
@@ -36,8 +36,7 @@ export async function startIntegrations(
       concurrency: config.processor.concurrency,
       handler: batchHandler(deliveryEnqueuer, {
         orm,
-        publisher,
-        deadLetterTopic: topics['dead-letter'],
+        deadLetters: outputs.deadLetters,
         metrics,
         logger,
       }),
@@ -52,8 +51,7 @@ export async function startIntegrations(
         orm,
         encryptionKey: key,
         destinations,
-        publisher,
-        deadLetterTopic: topics['dead-letter'],
+        deadLetters: outputs.deadLetters,
         pollMs: config.integrations.pollMs,
         maxAttempts: config.integrations.maxAttempts,
         leaseSeconds: config.integrations.leaseSeconds,

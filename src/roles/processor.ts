@@ -1,8 +1,8 @@
 // Composition of the processor role: one consumer group per input topic.
 import type { Config } from '../config.ts';
 import type { Kafka, Topics } from '../kafka/kafka.ts';
+import type { Output, Outputs } from '../kafka/outputs.ts';
 import { runConsumer, type RunningConsumer } from '../kafka/consumer.ts';
-import type { Publisher } from '../kafka/publisher.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { Orm } from '../store/orm.ts';
@@ -15,16 +15,20 @@ export interface ProcessorRoleDeps {
   config: Config;
   kafka: Kafka;
   orm: Orm;
-  publisher: Publisher;
+  outputs: Outputs;
   topics: Topics;
   metrics?: Metrics;
   logger: Logger;
 }
 
 export async function startProcessors(deps: ProcessorRoleDeps): Promise<RunningConsumer[]> {
-  const { config, kafka, orm, publisher, topics, metrics } = deps;
+  const { config, kafka, orm, outputs, topics, metrics } = deps;
   const logger = deps.logger.child({ component: 'processor' });
-  const consume = <C>(name: 'responses' | 'displays' | 'contacts', processor: Processor<C>) =>
+  const consume = <C, E>(
+    name: 'responses' | 'displays' | 'contacts',
+    processor: Processor<C, E>,
+    output?: Output<E>,
+  ) =>
     runConsumer(
       kafka,
       {
@@ -33,9 +37,8 @@ export async function startProcessors(deps: ProcessorRoleDeps): Promise<RunningC
         concurrency: config.processor.concurrency,
         handler: batchHandler(processor, {
           orm,
-          publisher,
-          deadLetterTopic: topics['dead-letter'],
-          outputTopic: name === 'responses' ? topics['response-events'] : undefined,
+          deadLetters: outputs.deadLetters,
+          output,
           metrics,
           logger,
         }),
@@ -44,7 +47,7 @@ export async function startProcessors(deps: ProcessorRoleDeps): Promise<RunningC
       logger,
     );
   return Promise.all([
-    consume('responses', responseProcessor),
+    consume('responses', responseProcessor, outputs.responseEvents),
     consume('displays', displayProcessor),
     consume('contacts', contactProcessor),
   ]);

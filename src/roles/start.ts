@@ -7,6 +7,7 @@ import { createLogger, type Logger } from '../logger.ts';
 import { ensureLocalServices } from '../local-services.ts';
 import { createKafka, ensureTopics, kafkaAnswers, topicsFor } from '../kafka/kafka.ts';
 import { Publisher } from '../kafka/publisher.ts';
+import { createOutputs } from '../kafka/outputs.ts';
 import { createRedis, redisAnswers } from '../redis.ts';
 import { ensureDatabase } from '../store/database.ts';
 import { instrumentStore, openStore, type Orm } from '../store/orm.ts';
@@ -129,6 +130,7 @@ export async function startChorus({
       logger.child({ component: 'publisher' }),
     );
     stops.push(() => publisher.close());
+    const outputs = createOutputs(publisher, topics);
 
     const destinations = createDestinations(config.integrations);
     if (role === 'all' || role === 'integrations') {
@@ -136,7 +138,7 @@ export async function startChorus({
         config,
         kafka,
         orm,
-        publisher,
+        outputs,
         topics,
         destinations,
         metrics,
@@ -149,7 +151,7 @@ export async function startChorus({
     }
 
     if (role === 'all' || role === 'processor') {
-      const processors = await startProcessors({ config, kafka, orm, publisher, topics, metrics, logger });
+      const processors = await startProcessors({ config, kafka, orm, outputs, topics, metrics, logger });
       stops.push(() => Promise.all(processors.map((c) => c.stop())));
       consumers.push(...processors);
     }
@@ -168,8 +170,7 @@ export async function startChorus({
         databaseUrl,
         orm,
         redis,
-        publisher,
-        topics,
+        outputs,
         logger,
         readiness,
       });

@@ -4,6 +4,7 @@ import { createLogger } from '../../src/logger.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { createKafka, ensureTopics, topicsFor, type Kafka, type Topics } from '../../src/kafka/kafka.ts';
 import { Publisher } from '../../src/kafka/publisher.ts';
+import { createOutputs, type Outputs } from '../../src/kafka/outputs.ts';
 import { openStore, type Orm } from '../../src/store/orm.ts';
 import { prepareStore } from '../../src/store/prepare.ts';
 import { createTestWorld, type TestWorld } from './env.ts';
@@ -16,6 +17,8 @@ export interface ProcessorWorld {
   kafka: Kafka;
   topics: Topics;
   publisher: Publisher;
+  /** The typed outputs over `publisher` (tests that write malformed messages use `publisher`). */
+  outputs: Outputs;
   close(): Promise<void>;
 }
 
@@ -41,6 +44,7 @@ export async function createProcessorWorld(
     kafka,
     topics,
     publisher,
+    outputs: createOutputs(publisher, topics),
     close: async () => {
       await publisher.close();
       await orm.close();

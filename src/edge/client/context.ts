@@ -2,8 +2,7 @@
 // every client request goes through (environment, plan, survey), with the messages of the compat
 // notes.
 import { ChorusError, invalidInput, notFound } from '../../errors.ts';
-import type { Publisher } from '../../kafka/publisher.ts';
-import type { Topics } from '../../kafka/kafka.ts';
+import type { Outputs } from '../../kafka/outputs.ts';
 import type { ContactRecord } from '../../store/contacts.ts';
 import type { DisplayStatus } from '../../store/displays.ts';
 import type { EnvironmentInfo } from '../../store/environments.ts';
@@ -25,8 +24,8 @@ export interface ClientContext {
   displays: Directory<DisplayStatus>;
   contacts: Directory<ContactRecord>;
   singleUseIds: SingleUseIds;
-  publisher: Publisher;
-  topics: Topics;
+  /** Where accepted writes go: the command topics, each with its key. */
+  outputs: Pick<Outputs, 'responses' | 'displays' | 'contacts'>;
   trustedProxyHops: number;
 }
 

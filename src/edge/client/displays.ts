@@ -44,7 +44,7 @@ async function createDisplay(ctx: ClientContext, request: RouteRequest, { ids }:
     userId: body.userId,
     contactId: contactId ?? undefined,
   };
-  await ctx.publisher.publish({ topic: ctx.topics.displays, key: displayId, value: JSON.stringify(event) });
+  await ctx.outputs.displays.publish(event);
   ctx.displays.set(displayId, { surveyId: survey.id, linked: false });
   return {
     status: 200,

@@ -2,7 +2,7 @@
 // so the answer — the contact with its merged attributes — is built here from the cached contact
 // and the sent attributes; the contact processor applies the same merge, in order per user.
 import { contactIdFor } from '../../ids.ts';
-import { contactKey, type ContactIdentified } from '../../events/contacts.ts';
+import type { ContactIdentified } from '../../events/contacts.ts';
 import { invalidInput } from '../../errors.ts';
 import type { ContactRecord } from '../../store/contacts.ts';
 import { ATTRIBUTE_KEY_PATTERN } from '../../store/entities.ts';
@@ -85,11 +85,7 @@ export async function publishIdentify(
     attributes: input.attributes,
   };
   const existing = await ctx.contacts.get(contactId);
-  await ctx.publisher.publish({
-    topic: ctx.topics.contacts,
-    key: contactKey(environmentId, input.userId),
-    value: JSON.stringify(event),
-  });
+  await ctx.outputs.contacts.publish(event);
   const contact: ContactRecord = {
     id: contactId,
     createdAt: existing?.createdAt ?? event.occurredAt,

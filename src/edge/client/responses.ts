@@ -124,11 +124,7 @@ async function createResponse(ctx: ClientContext, request: RouteRequest, { ids, 
     contactId: body.userId === undefined ? undefined : contactIdFor(environmentId, body.userId),
   };
   try {
-    await ctx.publisher.publish({
-      topic: ctx.topics.responses,
-      key: responseId,
-      value: JSON.stringify(command),
-    });
+    await ctx.outputs.responses.publish(command);
   } catch (error) {
     if (body.singleUseId) await ctx.singleUseIds.release(survey.id, body.singleUseId);
     throw error;
@@ -187,11 +183,7 @@ async function updateResponse(ctx: ClientContext, request: RouteRequest) {
     language: body.language,
     endingId: body.endingId,
   };
-  await ctx.publisher.publish({
-    topic: ctx.topics.responses,
-    key: responseId,
-    value: JSON.stringify(command),
-  });
+  await ctx.outputs.responses.publish(command);
 
   // Merged as the processor merges `data` (sent keys overwrite): a quota whose condition was
   // answered by an earlier request still applies to this one.

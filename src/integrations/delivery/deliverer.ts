@@ -21,7 +21,7 @@ import type { EntityManager, Orm } from '../../store/orm.ts';
 import { Delivery, Integration, Survey } from '../../store/entities.ts';
 import type { Logger } from '../../logger.ts';
 import type { Metrics } from '../../observability/metrics.ts';
-import type { Publisher } from '../../kafka/publisher.ts';
+import type { Outputs } from '../../kafka/outputs.ts';
 import { failActiveSpan, inSpan } from '../../observability/tracing.ts';
 import { questionsOf } from '../../surveys/definition.ts';
 import { ProviderError, type ProviderFailure } from '../failure.ts';
@@ -39,8 +39,7 @@ export interface DelivererDeps {
   orm: Orm;
   encryptionKey: Buffer;
   destinations: Destinations;
-  publisher: Publisher;
-  deadLetterTopic: string;
+  deadLetters: Outputs['deadLetters'];
   pollMs: number;
   maxAttempts: number;
   leaseSeconds: number;
@@ -307,18 +306,14 @@ async function recordFailure(
   await em.flush();
   log.warn({ deliveryId: delivery.id, reason }, 'delivery failed');
   deps.metrics?.kafka.deadLettered.inc({ reason: 'delivery_failed' });
-  await deps.publisher.publish({
-    topic: deps.deadLetterTopic,
-    key: delivery.responseId,
-    value: JSON.stringify({
-      type: 'delivery.failed',
-      version: 1,
-      occurredAt: new Date().toISOString(),
-      reason,
-      deliveryId: delivery.id,
-      responseId: delivery.responseId,
-      linkId: delivery.link.id,
-      integrationId: delivery.integrationId,
-    }),
+  await deps.deadLetters.publish({
+    type: 'delivery.failed',
+    version: 1,
+    occurredAt: new Date().toISOString(),
+    reason,
+    deliveryId: delivery.id,
+    responseId: delivery.responseId,
+    linkId: delivery.link.id,
+    integrationId: delivery.integrationId,
   });
 }

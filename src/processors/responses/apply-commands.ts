@@ -25,7 +25,7 @@ export interface Rejection {
 export async function applyCommands(
   em: EntityManager,
   commands: readonly ResponseCommand[],
-  effects: Effects<ResponseCommand>,
+  effects: Effects<ResponseCommand, ResponseFinished>,
 ): Promise<void> {
   return em.fork().transactional(async (tx) => {
     const fresh = await claimEvents(
@@ -91,9 +91,9 @@ export async function applyCommands(
   });
 }
 
-/** The announcement of a finished response, keyed by its id, for the response-events topic. */
-function finishedEvent(state: ResponseState): { key: string; value: string } {
-  const event: ResponseFinished = {
+/** The announcement of a finished response, for the response-events topic. */
+function finishedEvent(state: ResponseState): ResponseFinished {
+  return {
     type: 'response.finished',
     version: 1,
     eventId: finishedEventId(state.id),
@@ -103,5 +103,4 @@ function finishedEvent(state: ResponseState): { key: string; value: string } {
     surveyId: state.surveyId,
     response: { ...state },
   };
-  return { key: state.id, value: JSON.stringify(event) };
 }

@@ -73,9 +73,8 @@ describe('response processor', () => {
         concurrency: 4,
         handler: batchHandler(responseProcessor, {
           orm: world.orm,
-          publisher: world.publisher,
-          deadLetterTopic: world.topics['dead-letter'],
-          outputTopic: world.topics['response-events'],
+          deadLetters: world.outputs.deadLetters,
+          output: world.outputs.responseEvents,
           logger: world.logger,
         }),
       },
@@ -176,9 +175,8 @@ describe('response processor', () => {
   test('a backlog batch of 5,000 new responses is applied whole in one transaction', async () => {
     const handle = batchHandler(responseProcessor, {
       orm: world.orm,
-      publisher: world.publisher,
-      deadLetterTopic: world.topics['dead-letter'],
-      outputTopic: world.topics['response-events'],
+      deadLetters: world.outputs.deadLetters,
+      output: world.outputs.responseEvents,
       logger: world.logger,
     });
     const commands = Array.from({ length: 5000 }, (_, i) =>

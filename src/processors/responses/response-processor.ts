@@ -1,9 +1,10 @@
 // The response processor: consumes the `responses` topic and keeps the `responses` table.
 import { ResponseCommandCheck, type ResponseCommand } from '../../events/responses.ts';
+import type { ResponseFinished } from '../../events/response-events.ts';
 import type { Processor } from '../batch-handler.ts';
 import { applyCommands } from './apply-commands.ts';
 
-export const responseProcessor: Processor<ResponseCommand> = {
+export const responseProcessor: Processor<ResponseCommand, ResponseFinished> = {
   schema: ResponseCommandCheck,
   keyOf: (command) => command.responseId,
   apply: applyCommands,

@@ -1,0 +1,60 @@
+// The topics Chorus writes, each as a typed output that knows its key and its serialisation: a
+// handler hands over an event and never chooses a topic, a key or an encoding itself. The key of
+// each topic is what keeps order where the design needs it (all commands of one response, all
+// changes of one contact, in one partition).
+import type { ContactCommand } from '../events/contacts.ts';
+import { contactKey } from '../events/contacts.ts';
+import type { DeadLetterRecord } from '../events/dead-letters.ts';
+import type { DisplayCreated } from '../events/displays.ts';
+import type { ResponseFinished } from '../events/response-events.ts';
+import type { ResponseCommand } from '../events/responses.ts';
+import type { TraceHeaders } from '../observability/tracing.ts';
+import type { Topics } from './kafka.ts';
+import type { Publisher } from './publisher.ts';
+
+export interface PublishOptions {
+  /** The trace the event continues; by default the active span's. */
+  trace?: TraceHeaders;
+  /** Headers carried over (a dead letter keeps its original message's). */
+  headers?: Record<string, string>;
+}
+
+export interface Output<E> {
+  /** The key the event is written with (what decides its partition). */
+  keyOf(event: E): string;
+  /** Resolves once Kafka acknowledged the event (acks=all); rejects with `unavailable` otherwise. */
+  publish(event: E, options?: PublishOptions): Promise<void>;
+}
+
+export interface Outputs {
+  /** Commands for the response processor, keyed by response id. */
+  responses: Output<ResponseCommand>;
+  /** Displays, keyed by display id. */
+  displays: Output<DisplayCreated>;
+  /** Contact changes, keyed by environment id and user id. */
+  contacts: Output<ContactCommand>;
+  /** Facts about responses for downstream consumers, keyed by response id. */
+  responseEvents: Output<ResponseFinished>;
+  /** What could not be applied or delivered; keyed by the original key (see events/dead-letters.ts). */
+  deadLetters: Output<DeadLetterRecord>;
+}
+
+function output<E>(publisher: Publisher, topic: string, keyOf: (event: E) => string): Output<E> {
+  return {
+    keyOf,
+    publish: (event, options) =>
+      publisher.publish({ topic, key: keyOf(event), value: JSON.stringify(event), ...options }),
+  };
+}
+
+export function createOutputs(publisher: Publisher, topics: Topics): Outputs {
+  return {
+    responses: output(publisher, topics.responses, (c) => c.responseId),
+    displays: output(publisher, topics.displays, (d) => d.displayId),
+    contacts: output(publisher, topics.contacts, (c) => contactKey(c.environmentId, c.userId)),
+    responseEvents: output(publisher, topics['response-events'], (e) => e.responseId),
+    deadLetters: output(publisher, topics['dead-letter'], (r) =>
+      r.type === 'dead-letter' ? r.key : r.responseId,
+    ),
+  };
+}
