@@ -21,7 +21,8 @@ import { createProcessorWorld, type ProcessorWorld } from '../../test/helpers/pr
 import { waitFor } from '../../test/helpers/wait.ts';
 import { contactProcessor } from './contacts/contact-processor.ts';
 import { displayProcessor } from './displays/display-processor.ts';
-import { applyCommands } from './responses/apply-commands.ts';
+import { responseProcessor } from './responses/response-processor.ts';
+import { unitOfWork } from '../pipeline/batch-handler.ts';
 
 const ignoreEffects = { reject: async () => undefined, publish: async () => undefined, traceOf: () => ({}) };
 /** Sent a moment ago: still in flight when the contact is deleted. */
@@ -75,7 +76,12 @@ describe('deleting a contact while a consumer applies an event for it', () => {
   /** A stored contact of the test environment. */
   async function storedContact(userId: string): Promise<ContactRecord> {
     const contactId = contactIdFor(environmentId, userId);
-    await contactProcessor.apply(world.orm.em, [identify(contactId, userId, aMomentAgo())], ignoreEffects);
+    await unitOfWork(
+      contactProcessor,
+      world.orm.em,
+      [identify(contactId, userId, aMomentAgo())],
+      ignoreEffects,
+    );
     const contact = await findContact(world.orm.em, contactId);
     assert.ok(contact, `${userId} is stored`);
     return contact;
@@ -125,7 +131,8 @@ describe('deleting a contact while a consumer applies an event for it', () => {
       contact,
       /insert into contacts/,
       (em) =>
-        contactProcessor.apply(
+        unitOfWork(
+          contactProcessor,
           em,
           [identify(contact.id, 'ada', aMomentAgo(), { plan: 'pro' })],
           ignoreEffects,
@@ -139,7 +146,7 @@ describe('deleting a contact while a consumer applies an event for it', () => {
     const contact = await storedContact('bob');
     const responseId = newId('rsp');
     await deleteWhileApplying(contact, /insert into contacts/, (em) =>
-      applyCommands(em, [responseCreated(responseId, contact, aMomentAgo())], ignoreEffects),
+      unitOfWork(responseProcessor, em, [responseCreated(responseId, contact, aMomentAgo())], ignoreEffects),
     );
     assert.equal(await em().count(Contact, { id: contact.id }), 0, 'the contact stays deleted');
     assert.equal(await em().count(Response, { contactId: contact.id }), 0, 'no response points to it');
@@ -148,11 +155,17 @@ describe('deleting a contact while a consumer applies an event for it', () => {
   test('a deletion racing a batch that updates one response of the contact and creates another does not deadlock', async () => {
     const contact = await storedContact('eve');
     const [first, second] = [newId('rsp'), newId('rsp')];
-    await applyCommands(world.orm.em, [responseCreated(first, contact, aMomentAgo())], ignoreEffects);
+    await unitOfWork(
+      responseProcessor,
+      world.orm.em,
+      [responseCreated(first, contact, aMomentAgo())],
+      ignoreEffects,
+    );
     // Stopped holding the row of `first` and about to take the contact's lock: had the deletion
     // taken the contact's lock first and then waited for that row, neither could go on.
     await deleteWhileApplying(contact, /pg_advisory_xact_lock/, (em) =>
-      applyCommands(
+      unitOfWork(
+        responseProcessor,
         em,
         [
           responseUpdated(first, aMomentAgo(), { data: { q1: 'edited' } }),
@@ -173,7 +186,7 @@ describe('deleting a contact while a consumer applies an event for it', () => {
     const contact = await storedContact('cleo');
     const displayId = newId('dsp');
     await deleteWhileApplying(contact, /insert into contacts/, (em) =>
-      displayProcessor.apply(em, [displayCreated(displayId, contact, aMomentAgo())], ignoreEffects),
+      unitOfWork(displayProcessor, em, [displayCreated(displayId, contact, aMomentAgo())], ignoreEffects),
     );
     assert.equal(await em().count(Contact, { id: contact.id }), 0, 'the contact stays deleted');
     assert.equal(await em().count(Display, { contactId: contact.id }), 0, 'no display points to it');
@@ -190,7 +203,8 @@ describe('deleting a contact while a consumer applies an event for it', () => {
     const contact = await storedContact('dan');
     const responseId = newId('rsp');
     const finished: ResponseFinished[] = [];
-    await applyCommands(
+    await unitOfWork(
+      responseProcessor,
       world.orm.em,
       [responseCreated(responseId, contact, aMomentAgo(), { finished: true })],
       {
@@ -201,7 +215,7 @@ describe('deleting a contact while a consumer applies an event for it', () => {
     assert.equal(finished.length, 1, 'the response processor announced the finished response');
 
     await deleteWhileApplying(contact, /insert into deliveries/, (em) =>
-      deliveryEnqueuer.apply(em, finished, ignoreEffects),
+      unitOfWork(deliveryEnqueuer, em, finished, ignoreEffects),
     );
     assert.equal(await em().count(Response, { id: responseId }), 0, 'the response went with its contact');
     assert.equal(await em().count(Delivery, { responseId }), 0, 'no delivery of it is left');

@@ -7,7 +7,7 @@ import type { Outputs } from '../kafka/outputs.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { Orm } from '../store/orm.ts';
-import { batchHandler } from '../processors/batch-handler.ts';
+import { batchHandler } from '../pipeline/batch-handler.ts';
 import { deliveryEnqueuer } from '../integrations/delivery/enqueue.ts';
 import { startDeliverer, type RunningDeliverer } from '../integrations/delivery/deliverer.ts';
 import type { Destinations } from '../integrations/destination.ts';

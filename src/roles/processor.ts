@@ -6,7 +6,7 @@ import { runConsumer, type RunningConsumer } from '../kafka/consumer.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { Orm } from '../store/orm.ts';
-import { batchHandler, type Processor } from '../processors/batch-handler.ts';
+import { batchHandler, type Processor } from '../pipeline/batch-handler.ts';
 import { responseProcessor } from '../processors/responses/response-processor.ts';
 import { displayProcessor } from '../processors/displays/display-processor.ts';
 import { contactProcessor } from '../processors/contacts/contact-processor.ts';
@@ -24,7 +24,7 @@ export interface ProcessorRoleDeps {
 export async function startProcessors(deps: ProcessorRoleDeps): Promise<RunningConsumer[]> {
   const { config, kafka, orm, outputs, topics, metrics } = deps;
   const logger = deps.logger.child({ component: 'processor' });
-  const consume = <C, E>(
+  const consume = <C extends { eventId: string }, E>(
     name: 'responses' | 'displays' | 'contacts',
     processor: Processor<C, E>,
     output?: Output<E>,

@@ -59,3 +59,16 @@ export async function deleteAttributeKey(em: EntityManager, row: ContactAttribut
     await tx.execute('delete from contact_attribute_keys where id = ?', [row.id]);
   });
 }
+
+/** Creates the text attribute keys the contacts of a batch use that do not exist yet. */
+export async function ensureAttributeKeys(
+  tx: EntityManager,
+  keys: readonly { environmentId: string; key: string }[],
+): Promise<void> {
+  if (keys.length === 0) return;
+  await tx.execute(
+    `insert into contact_attribute_keys (id, environment_id, key, type) values ${keys.map(() => "(?, ?, ?, 'text')").join(', ')}
+     on conflict (environment_id, key) do nothing`,
+    keys.flatMap((k) => [newId('cak'), k.environmentId, k.key]),
+  );
+}

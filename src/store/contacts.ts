@@ -68,8 +68,27 @@ export async function deleteContact(em: EntityManager, contact: ContactRecord): 
   });
 }
 
+/**
+ * The deleted-contact guard of every consumer that writes rows for contacts: locks the contacts of
+ * `items` (see contact-locks.ts), then keeps the items that were not sent before their contact was
+ * deleted (those went with the contact, and must not bring it back).
+ */
+export async function withoutDeletedContacts<T>(
+  tx: EntityManager,
+  items: readonly T[],
+  contactOf: (item: T) => string | undefined,
+  occurredAtOf: (item: T) => string,
+): Promise<T[]> {
+  const contactIds = [...new Set(items.map(contactOf))].filter((id): id is string => id !== undefined);
+  if (contactIds.length === 0) return [...items];
+  // Before the tombstones: a deletion cannot commit between reading them and the caller's write.
+  await lockContacts(tx, contactIds);
+  const tombstones = await deletedContacts(tx, contactIds);
+  return items.filter((item) => !voidedByDeletion(tombstones, contactOf(item), occurredAtOf(item)));
+}
+
 /** Contacts (of `ids`) deleted at or after `before`: events older than their deletion are void. */
-export async function deletedContacts(em: EntityManager, ids: readonly string[]): Promise<Map<string, Date>> {
+async function deletedContacts(em: EntityManager, ids: readonly string[]): Promise<Map<string, Date>> {
   if (ids.length === 0) return new Map();
   const rows = await em.execute<{ contact_id: string; deleted_at: Date }[]>(
     `select contact_id, deleted_at from contact_tombstones where contact_id in (${ids.map(() => '?').join(', ')})`,
@@ -79,7 +98,7 @@ export async function deletedContacts(em: EntityManager, ids: readonly string[])
 }
 
 /** True when an event that happened at `occurredAt` concerns a contact deleted after it. */
-export function voidedByDeletion(
+function voidedByDeletion(
   tombstones: ReadonlyMap<string, Date>,
   contactId: string | undefined | null,
   occurredAt: string,
@@ -110,4 +129,45 @@ export async function ensureContacts(
       c.occurredAt,
     ]),
   );
+}
+
+/** Contacts' attributes merged with what the identifies of a batch sent (folded per contact first). */
+export async function upsertContacts(
+  tx: EntityManager,
+  contacts: readonly {
+    contactId: string;
+    environmentId: string;
+    userId: string;
+    attributes: Record<string, string>;
+    occurredAt: string;
+  }[],
+): Promise<void> {
+  if (contacts.length === 0) return;
+  await tx.execute(
+    `insert into contacts (id, environment_id, user_id, attributes, created_at, updated_at)
+     values ${contacts.map(() => '(?, ?, ?, ?::jsonb, ?, ?)').join(', ')}
+     on conflict (id) do update
+       set attributes = contacts.attributes || excluded.attributes, updated_at = excluded.updated_at`,
+    contacts.flatMap((c) => [
+      c.contactId,
+      c.environmentId,
+      c.userId,
+      JSON.stringify(c.attributes),
+      c.occurredAt,
+      c.occurredAt,
+    ]),
+  );
+}
+
+/** The attributes of the contacts `ids`, by contact id. */
+export async function contactAttributes(
+  tx: EntityManager,
+  ids: readonly string[],
+): Promise<Map<string, Record<string, string>>> {
+  if (ids.length === 0) return new Map();
+  const rows = await tx.execute<{ id: string; attributes: Record<string, string> }[]>(
+    `select id, attributes from contacts where id in (${ids.map(() => '?').join(', ')})`,
+    [...ids],
+  );
+  return new Map(rows.map((r) => [r.id, r.attributes]));
 }

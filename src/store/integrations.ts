@@ -197,3 +197,47 @@ export async function consumeOAuthAttempt(
   const row = rows[0];
   return row && { environmentId: row.environment_id };
 }
+
+export interface SurveyLink {
+  id: string;
+  surveyId: string;
+  integrationId: string;
+}
+
+/** The links of the surveys `surveyIds` (most surveys have none). */
+export async function linksOfSurveys(tx: EntityManager, surveyIds: readonly string[]): Promise<SurveyLink[]> {
+  if (surveyIds.length === 0) return [];
+  const rows = await tx.execute<{ id: string; survey_id: string; integration_id: string }[]>(
+    `select l.id, l.survey_id, l.integration_id from integration_links l
+     where l.survey_id in (${surveyIds.map(() => '?').join(', ')})`,
+    [...surveyIds],
+  );
+  return rows.map((r) => ({ id: r.id, surveyId: r.survey_id, integrationId: r.integration_id }));
+}
+
+/** One delivery per response and link, ever: a redelivered announcement adds none. */
+export async function insertDeliveries(
+  tx: EntityManager,
+  deliveries: readonly {
+    responseId: string;
+    link: SurveyLink;
+    response: Record<string, unknown>;
+    /** The trace to continue when it is sent, if there is one. */
+    trace: Readonly<Record<string, string>>;
+  }[],
+): Promise<void> {
+  if (deliveries.length === 0) return;
+  await tx.execute(
+    `insert into deliveries (id, response_id, link_id, integration_id, response, trace_context)
+     values ${deliveries.map(() => '(?, ?, ?, ?, ?::jsonb, ?::jsonb)').join(', ')}
+     on conflict (response_id, link_id) do nothing`,
+    deliveries.flatMap((d) => [
+      newId('dlv'),
+      d.responseId,
+      d.link.id,
+      d.link.integrationId,
+      JSON.stringify(d.response),
+      Object.keys(d.trace).length > 0 ? JSON.stringify(d.trace) : null,
+    ]),
+  );
+}

@@ -5,8 +5,7 @@
 import type { EntityManager } from '../../store/orm.ts';
 import type { ResponseCreated } from '../../events/responses.ts';
 import type { ResponseState } from './merge-response.ts';
-import { deletedContacts, ensureContacts, voidedByDeletion } from '../../store/contacts.ts';
-import { lockContacts } from '../../store/contact-locks.ts';
+import { contactAttributes, ensureContacts, withoutDeletedContacts } from '../../store/contacts.ts';
 
 /** Returns the ids of responses whose contact was deleted after they were sent: they are void. */
 export async function linkContacts(
@@ -15,17 +14,16 @@ export async function linkContacts(
 ): Promise<Set<string>> {
   const withContact = created.filter((c) => c.command.contactId && c.command.userId);
   if (withContact.length === 0) return new Set();
-  const contactIds = withContact.map((c) => c.command.contactId!);
-  // Before the tombstones: a deletion cannot commit between reading them and linking. (The rows of
-  // the batch are locked before this; deleteContact takes the same two locks in the same order.)
-  await lockContacts(tx, contactIds);
-  const tombstones = await deletedContacts(tx, contactIds);
-  const voided = new Set(
-    withContact
-      .filter((c) => voidedByDeletion(tombstones, c.command.contactId, c.command.occurredAt))
-      .map((c) => c.state.id),
+  // The rows of the batch are locked before this; deleteContact takes the same two locks in the
+  // same order.
+  const linked = await withoutDeletedContacts(
+    tx,
+    withContact,
+    (c) => c.command.contactId,
+    (c) => c.command.occurredAt,
   );
-  const linked = withContact.filter((c) => !voided.has(c.state.id));
+  const kept = new Set(linked);
+  const voided = new Set(withContact.filter((c) => !kept.has(c)).map((c) => c.state.id));
   if (linked.length === 0) return voided;
   await ensureContacts(
     tx,
@@ -37,11 +35,7 @@ export async function linkContacts(
     })),
   );
   const ids = [...new Set(linked.map((c) => c.command.contactId!))];
-  const rows = await tx.execute<{ id: string; attributes: Record<string, string> }[]>(
-    `select id, attributes from contacts where id in (${ids.map(() => '?').join(', ')})`,
-    ids,
-  );
-  const attributes = new Map(rows.map((r) => [r.id, r.attributes]));
+  const attributes = await contactAttributes(tx, ids);
   for (const { state } of linked) state.contactAttributes = attributes.get(state.contactId!) ?? null;
   return voided;
 }

@@ -7,9 +7,8 @@ import { runConsumer, type RunningConsumer } from '../../kafka/consumer.ts';
 import { AppliedEvent, Response } from '../../store/entities.ts';
 import { createProcessorWorld, type ProcessorWorld } from '../../../test/helpers/processor-world.ts';
 import { waitFor } from '../../../test/helpers/wait.ts';
-import { applyCommands } from './apply-commands.ts';
 import { responseProcessor } from './response-processor.ts';
-import { batchHandler } from '../batch-handler.ts';
+import { unitOfWork, batchHandler } from '../../pipeline/batch-handler.ts';
 
 let eventCounter = 0;
 const ignoreEffects = { reject: async () => undefined, publish: async () => undefined, traceOf: () => ({}) };
@@ -156,13 +155,13 @@ describe('response processor', () => {
       updated(id, { data: { b: 2 }, ttc: { b: 2 } }),
     ];
     const recorded: unknown[] = [];
-    await applyCommands(world.orm.em, batch, {
+    await unitOfWork(responseProcessor, world.orm.em, batch, {
       reject: async (r) => void recorded.push(...r),
       publish: async () => undefined,
       traceOf: () => ({}),
     });
     const once = await world.orm.em.fork().findOneOrFail(Response, { id });
-    await applyCommands(world.orm.em, batch, {
+    await unitOfWork(responseProcessor, world.orm.em, batch, {
       reject: async (r) => void recorded.push(...r),
       publish: async () => undefined,
       traceOf: () => ({}),
@@ -231,7 +230,8 @@ describe('response processor', () => {
     const sequential = await createProcessorWorld('sequential');
     try {
       for (const [, list] of perResponse) {
-        for (const command of list) await applyCommands(sequential.orm.em, [command], ignoreEffects);
+        for (const command of list)
+          await unitOfWork(responseProcessor, sequential.orm.em, [command], ignoreEffects);
       }
       await publishAll(world, interleaved);
       const ids = [...perResponse.keys()];

@@ -1,7 +1,9 @@
-// The shape every processor shares. A batch reads like a sentence: parse → dead-letter what is
-// malformed → apply the rest in one transaction, whose effects (rejections to the dead-letter
-// topic, events for downstream consumers) are written before it commits (transient failures are
-// retried) → return, after which the consumer commits the offsets. A batch that PostgreSQL refuses
+// The shape every consumer of a command topic shares. A batch reads like a sentence: parse →
+// dead-letter what is malformed → one unit of work (a forked EntityManager, one transaction, the
+// event ids claimed in it so that a redelivery is skipped) in which the processor applies the fresh
+// commands, and whose effects (rejections to the dead-letter topic, events for downstream
+// consumers) are written before it commits (transient failures are retried) → return, after which
+// the consumer commits the offsets. A batch that PostgreSQL refuses
 // is applied in parts until the commands it can never take are found and dead-lettered as
 // `unappliable`; the rest is applied (see unappliable.ts for the rule and its guard).
 import type { BatchHandler, ConsumedMessage } from '../kafka/consumer.ts';
@@ -10,6 +12,7 @@ import type { Logger } from '../logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { TraceHeaders } from '../observability/tracing.ts';
 import type { EntityManager, Orm } from '../store/orm.ts';
+import { claimEvents } from '../store/applied-events.ts';
 import { deadLetter, type DeadLetter } from './dead-letter.ts';
 import { parseEvent, type Compiled } from './parse-event.ts';
 import { retryTransient } from './retry.ts';
@@ -47,15 +50,28 @@ export interface ProcessorDeps<E> {
 }
 
 /** A processor of commands C that may announce events E downstream. */
-export interface Processor<C, E = never> {
+export interface Processor<C extends { eventId: string }, E = never> {
   /** The event schema and the key each event must carry. */
   schema: Compiled<C>;
   keyOf: (command: C) => string;
-  /** Applies the commands in one transaction. */
-  apply: (em: EntityManager, commands: C[], effects: Effects<C, E>) => Promise<void>;
+  /**
+   * The commands of a batch that concern this processor (default: all); the others are done with,
+   * unclaimed. Runs in the batch's transaction.
+   */
+  relevant?: (tx: EntityManager, commands: C[]) => Promise<C[]>;
+  /**
+   * The id a command is claimed under (default: its event id). A consumer that reads another's
+   * output claims under a name of its own.
+   */
+  claimIdOf?: (command: C) => string;
+  /** Applies the fresh commands (never applied before), in their order, in the batch's transaction. */
+  apply: (tx: EntityManager, commands: C[], effects: Effects<C, E>) => Promise<void>;
 }
 
-export function batchHandler<C, E>(processor: Processor<C, E>, deps: ProcessorDeps<E>): BatchHandler {
+export function batchHandler<C extends { eventId: string }, E>(
+  processor: Processor<C, E>,
+  deps: ProcessorDeps<E>,
+): BatchHandler {
   const parse = parseEvent(processor.schema, processor.keyOf);
   return async (messages, context) => {
     const log = deps.logger.child({ topic: messages[0]?.topic, partition: messages[0]?.partition });
@@ -105,7 +121,7 @@ export function batchHandler<C, E>(processor: Processor<C, E>, deps: ProcessorDe
     const attempt = async (part: C[]): Promise<boolean> => {
       const applied = await retryTransient(
         () =>
-          processor.apply(deps.orm.em, part, effects).catch((error: unknown) => {
+          unitOfWork(processor, deps.orm.em, part, effects).catch((error: unknown) => {
             throw asUnappliable(error) ?? error;
           }),
         context,
@@ -141,4 +157,22 @@ export function batchHandler<C, E>(processor: Processor<C, E>, deps: ProcessorDe
     }
     log.debug({ events: messages.length }, 'batch applied');
   };
+}
+
+/** One transaction: the relevant commands are claimed, and the fresh ones applied. */
+export function unitOfWork<C extends { eventId: string }, E>(
+  processor: Processor<C, E>,
+  em: EntityManager,
+  commands: C[],
+  effects: Effects<C, E>,
+): Promise<void> {
+  const claimIdOf = processor.claimIdOf ?? ((command: C) => command.eventId);
+  return em.fork().transactional(async (tx) => {
+    const relevant = processor.relevant ? await processor.relevant(tx, commands) : commands;
+    if (relevant.length === 0) return;
+    const fresh = await claimEvents(tx, relevant.map(claimIdOf));
+    // An id is fresh once: a command that came twice in one batch is applied the first time.
+    const todo = relevant.filter((command) => fresh.delete(claimIdOf(command)));
+    if (todo.length > 0) await processor.apply(tx, todo, effects);
+  });
 }

@@ -1,7 +1,7 @@
 // Idempotence of every processor: the ids of applied events are claimed in `applied_events` inside
 // the batch's transaction. An id that was claimed before (a redelivery) is not returned, and two
 // consumers racing over one batch during a rebalance serialise on the claim.
-import type { EntityManager } from '../store/orm.ts';
+import type { EntityManager } from './orm.ts';
 
 export async function claimEvents(tx: EntityManager, eventIds: readonly string[]): Promise<Set<string>> {
   if (eventIds.length === 0) return new Set();

@@ -16,9 +16,9 @@ import { createEnvironment } from '../store/environments.ts';
 import { createProcessorWorld, type ProcessorWorld } from '../../test/helpers/processor-world.ts';
 import { waitFor } from '../../test/helpers/wait.ts';
 import { batchHandler, type Processor } from './batch-handler.ts';
-import { contactProcessor } from './contacts/contact-processor.ts';
-import { displayProcessor } from './displays/display-processor.ts';
-import { responseProcessor } from './responses/response-processor.ts';
+import { contactProcessor } from '../processors/contacts/contact-processor.ts';
+import { displayProcessor } from '../processors/displays/display-processor.ts';
+import { responseProcessor } from '../processors/responses/response-processor.ts';
 
 interface Letter {
   reason: string;
@@ -110,7 +110,7 @@ describe('unappliable commands', () => {
       .environmentId;
     envPoison = (await createEnvironment(world.orm.em.fork(), { plan: 'enterprise', name: 'poison' }))
       .environmentId;
-    const consume = <C, E>(
+    const consume = <C extends { eventId: string }, E>(
       name: 'responses' | 'contacts' | 'displays',
       processor: Processor<C, E>,
       output?: Output<E>,
