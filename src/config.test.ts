@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ConfigError, loadConfig } from './config.ts';
+import { ConfigError, VARIABLES, loadConfig } from './config.ts';
 
 test('defaults give a local single-machine setup', () => {
   const config = loadConfig({});
@@ -9,6 +9,23 @@ test('defaults give a local single-machine setup', () => {
   assert.equal(config.kafka.explicit, false);
   assert.equal(config.database.explicit, false);
   assert.equal(config.kafka.partitions, 12);
+});
+
+test('the parser reads exactly the variables of the catalogue that docs/configuration.md is made from', () => {
+  const read = new Set<string>();
+  const env = new Proxy(
+    {},
+    {
+      get(_target, name) {
+        if (typeof name === 'string') read.add(name);
+        return undefined;
+      },
+    },
+  );
+  loadConfig(env);
+  assert.deepEqual([...read].sort(), Object.keys(VARIABLES).sort());
+  for (const [name, variable] of Object.entries(VARIABLES))
+    assert.ok(variable.meaning.trim(), `${name}: no meaning`);
 });
 
 test('numbers and lists are parsed into real numbers and arrays, and the result is frozen', () => {

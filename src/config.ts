@@ -1,6 +1,8 @@
 // Configuration is read from the environment exactly once, at the composition root, into a typed,
 // frozen object. Every problem is reported at once, naming the variable.
-import Type, { type Static } from 'typebox';
+// The variables are one catalogue, VARIABLES: the parser reads them through it, and
+// docs/configuration.md is generated from it (scripts/config-docs.ts, `npm run docs:config`).
+import Type, { type Static, type TSchema } from 'typebox';
 import Value from 'typebox/value';
 
 const LogLevel = Type.Union(
@@ -18,76 +20,303 @@ export const SAMPLERS = [
 export type SamplerName = (typeof SAMPLERS)[number];
 const PROTOCOLS = ['http/protobuf', 'http/json'] as const;
 
-const Env = Type.Object({
-  HOST: Type.String({ default: '0.0.0.0', minLength: 1 }),
-  PORT: Type.Integer({ default: 3000, minimum: 0, maximum: 65535 }),
-  TRUSTED_PROXY_HOPS: Type.Integer({ default: 0, minimum: 0, maximum: 10 }),
-  DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
-  REDIS_URL: Type.String({ default: 'redis://127.0.0.1:6379', pattern: '^rediss?://' }),
-  KAFKA_BROKERS: Type.Optional(Type.String({ pattern: '^[^,\\s]+(,[^,\\s]+)*$' })),
-  KAFKA_CLIENT_ID: Type.String({ default: 'chorus', minLength: 1 }),
-  KAFKA_TOPIC_PREFIX: Type.String({ default: '', pattern: '^[A-Za-z0-9._-]*$' }),
-  KAFKA_CONSUMER_GROUP_PREFIX: Type.String({ default: 'chorus', minLength: 1 }),
-  KAFKA_PARTITIONS: Type.Integer({ default: 12, minimum: 1, maximum: 1000 }),
-  KAFKA_ACK_TIMEOUT_MS: Type.Integer({ default: 5000, minimum: 100 }),
-  KAFKA_LINGER_MS: Type.Number({ default: 0, minimum: 0, maximum: 1000 }),
-  KAFKA_MAX_BATCH_MESSAGES: Type.Integer({ default: 500, minimum: 1 }),
-  PROCESSOR_CONCURRENCY: Type.Integer({ default: 4, minimum: 1, maximum: 64 }),
-  LOG_LEVEL: Type.String({ default: 'info' }),
-  // Integrations (Slack, Notion). Provider URLs are configurable so tests can use local fakes.
-  WEBAPP_URL: Type.String({ default: 'http://127.0.0.1:3000', pattern: '^https?://' }),
-  ENCRYPTION_KEY: Type.Optional(Type.String({ pattern: '^[0-9a-fA-F]{64}$' })),
-  SLACK_CLIENT_ID: Type.Optional(Type.String({ minLength: 1 })),
-  SLACK_CLIENT_SECRET: Type.Optional(Type.String({ minLength: 1 })),
-  SLACK_API_URL: Type.String({ default: 'https://slack.com/api/', pattern: '^https?://' }),
-  SLACK_AUTHORIZE_URL: Type.String({
-    default: 'https://slack.com/oauth/v2/authorize',
-    pattern: '^https?://',
-  }),
-  NOTION_OAUTH_CLIENT_ID: Type.Optional(Type.String({ minLength: 1 })),
-  NOTION_OAUTH_CLIENT_SECRET: Type.Optional(Type.String({ minLength: 1 })),
-  NOTION_API_URL: Type.String({ default: 'https://api.notion.com', pattern: '^https?://' }),
-  PROMETHEUS_ENABLED: Type.Optional(Type.String({ pattern: '^(0|1|true|false)$' })),
-  PROMETHEUS_EXPORTER_PORT: Type.Integer({ default: 9464, minimum: 0, maximum: 65535 }),
-  PROMETHEUS_EXPORTER_HOST: Type.String({ default: '0.0.0.0', minLength: 1 }),
-  // Usage telemetry: cannot be disabled (spec); the receiver and the check schedule are configurable.
-  TELEMETRY_URL: Type.String({ default: 'https://telemetry.chorus.invalid', pattern: '^https?://' }),
-  TELEMETRY_CRON: Type.String({ default: '17 * * * *', minLength: 9 }),
-  // OpenTelemetry (traces and metrics over OTLP), on only when an endpoint is given.
-  OTEL_EXPORTER_OTLP_ENDPOINT: Type.Optional(Type.String({ pattern: '^https?://' })),
-  OTEL_EXPORTER_OTLP_PROTOCOL: Type.String({ default: 'http/protobuf' }),
-  OTEL_SERVICE_NAME: Type.Optional(Type.String({ minLength: 1 })),
-  OTEL_RESOURCE_ATTRIBUTES: Type.Optional(Type.String({ pattern: '^[^=,]+=[^,]*(,[^=,]+=[^,]*)*$' })),
-  OTEL_TRACES_SAMPLER: Type.String({ default: 'parentbased_always_on' }),
-  OTEL_TRACES_SAMPLER_ARG: Type.Number({ default: 1, minimum: 0, maximum: 1 }),
-  OTEL_BSP_SCHEDULE_DELAY: Type.Integer({ default: 5000, minimum: 1 }),
-  OTEL_METRIC_EXPORT_INTERVAL: Type.Integer({ default: 60_000, minimum: 100 }),
-  // Error tracking (a Sentry-protocol DSN), off unless a DSN is given.
-  SENTRY_DSN: Type.Optional(Type.String({ pattern: '^https?://\\w+(:\\w*)?@[\\w.-]+(:\\d+)?/.+' })),
-  SENTRY_ENVIRONMENT: Type.String({ default: 'production', minLength: 1 }),
-  REDIS_KEY_PREFIX: Type.String({ default: 'chorus:', pattern: '^[A-Za-z0-9:._-]*$' }),
-  DELIVERY_POLL_MS: Type.Integer({ default: 500, minimum: 10, maximum: 60_000 }),
-  DELIVERY_MAX_ATTEMPTS: Type.Integer({ default: 12, minimum: 1, maximum: 100 }),
-  // Longer than a provider call can take (10 s timeout), so a lease only ever expires on a dead worker.
-  DELIVERY_LEASE_S: Type.Integer({ default: 120, minimum: 15, maximum: 3600 }),
-  // Rate limits of the edge, shared by every edge through Redis (0 turns a limit off). Per window of
-  // RATE_LIMIT_WINDOW_S: a campaign burst comes from thousands of addresses into one environment, so
-  // its limit is high (5,000/s); one address (an office behind one NAT, say) gets 20 per second.
-  RATE_LIMIT_WINDOW_S: Type.Integer({ default: 60, minimum: 1, maximum: 3600 }),
-  RATE_LIMIT_CLIENT_PER_ENVIRONMENT: Type.Integer({ default: 300_000, minimum: 0 }),
-  RATE_LIMIT_CLIENT_PER_ADDRESS: Type.Integer({ default: 1200, minimum: 0 }),
-  RATE_LIMIT_MANAGEMENT_PER_KEY: Type.Integer({ default: 1000, minimum: 0 }),
-  // How long a request waits for the limiter's answer before it is let through (fail open): above a
-  // loaded Redis's p99 (~10 ms), so that the limit still holds when it matters most.
-  RATE_LIMIT_REDIS_TIMEOUT_MS: Type.Integer({ default: 25, minimum: 1, maximum: 1000 }),
-  // How long a POST's Idempotency-Key is remembered.
-  IDEMPOTENCY_WINDOW_S: Type.Integer({ default: 86_400, minimum: 60, maximum: 7 * 86_400 }),
-});
-type Env = Static<typeof Env>;
-
 /** The default local database when DATABASE_URL is not set. */
 export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/chorus';
 export const DEFAULT_KAFKA_BROKERS = ['127.0.0.1:9092'];
+
+/**
+ * One environment variable: how it is parsed (a typebox schema; its `default` applies when the
+ * variable is unset or empty) and what docs/configuration.md says about it. That page is generated
+ * from this catalogue (`npm run docs:config`), so `meaning` is Markdown whose links are relative to
+ * docs/. `shown` replaces the default the page would derive from the schema, where that would mislead.
+ */
+export interface Variable {
+  readonly schema: TSchema;
+  readonly meaning: string;
+  readonly shown?: string;
+}
+
+const SLACK_CREDENTIALS = "The Slack app's credentials. Set both to enable Slack, or neither.";
+const NOTION_CREDENTIALS =
+  "The Notion public integration's OAuth credentials. Set both to enable Notion, or neither.";
+
+/** Every variable this service reads, in the order docs/configuration.md lists them. */
+export const VARIABLES = {
+  HOST: {
+    schema: Type.String({ default: '0.0.0.0', minLength: 1 }),
+    meaning: 'Address the edge listens on.',
+  },
+  PORT: {
+    schema: Type.Integer({ default: 3000, minimum: 0, maximum: 65535 }),
+    meaning: 'HTTP port of the edge (`0` picks a free port).',
+  },
+  TRUSTED_PROXY_HOPS: {
+    schema: Type.Integer({ default: 0, minimum: 0, maximum: 10 }),
+    meaning:
+      'Number of proxies in front of the edge (0–10) whose `X-Forwarded-For` entries are trusted. ' +
+      "It decides the IP address stored for surveys with IP capture: with `0` it is the socket's peer, " +
+      'with `n` the entry `n` places from the right of the chain.',
+  },
+  DATABASE_URL: {
+    schema: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
+    shown: `unset → \`${DEFAULT_DATABASE_URL}\``,
+    meaning:
+      'PostgreSQL URL (`postgres://` or `postgresql://`). The database is created if it is missing. ' +
+      'When this is unset and nothing answers at the default, an embedded PostgreSQL is started. ' +
+      'When it is set and nothing answers, startup fails.',
+  },
+  REDIS_URL: {
+    schema: Type.String({ default: 'redis://127.0.0.1:6379', pattern: '^rediss?://' }),
+    meaning:
+      'Redis URL (`redis://` or `rediss://`). Used by the readiness check, the usage-telemetry lock ' +
+      'and the state the edges share (single-use ids, rate limits, idempotency keys).',
+  },
+  KAFKA_BROKERS: {
+    schema: Type.Optional(Type.String({ pattern: '^[^,\\s]+(,[^,\\s]+)*$' })),
+    shown: `unset → \`${DEFAULT_KAFKA_BROKERS.join(',')}\``,
+    meaning:
+      'Comma-separated list of bootstrap brokers. When this is unset, the local broker of ' +
+      '`deploy/kafka` is started and used.',
+  },
+  KAFKA_CLIENT_ID: {
+    schema: Type.String({ default: 'chorus', minLength: 1 }),
+    meaning: 'Kafka client id.',
+  },
+  KAFKA_TOPIC_PREFIX: {
+    schema: Type.String({ default: '', pattern: '^[A-Za-z0-9._-]*$' }),
+    meaning:
+      'Prefix of every topic name (`<prefix>responses`, `<prefix>displays`, `<prefix>contacts`, ' +
+      '`<prefix>response-events`, `<prefix>dead-letter`). Allowed characters: letters, digits, `.`, `_`, `-`.',
+  },
+  KAFKA_CONSUMER_GROUP_PREFIX: {
+    schema: Type.String({ default: 'chorus', minLength: 1 }),
+    meaning:
+      "Prefix of consumer group ids. The processors' groups are `<prefix>.responses`, " +
+      "`<prefix>.displays` and `<prefix>.contacts`; the integrations role's group is `<prefix>.integrations`.",
+  },
+  KAFKA_PARTITIONS: {
+    schema: Type.Integer({ default: 12, minimum: 1, maximum: 1000 }),
+    meaning:
+      'Partition count (1–1000) used when Chorus creates a topic. Existing topics are left unchanged ' +
+      '(see [Scaling](scaling.md)).',
+  },
+  KAFKA_ACK_TIMEOUT_MS: {
+    schema: Type.Integer({ default: 5000, minimum: 100 }),
+    meaning:
+      "How long a request waits for Kafka's acknowledgement before the edge answers 503. It is also " +
+      'the Kafka request timeout. Minimum 100.',
+  },
+  KAFKA_LINGER_MS: {
+    schema: Type.Number({ default: 0, minimum: 0, maximum: 1000 }),
+    meaning:
+      'How long the publisher collects events before it sends a batch when none is in flight ' +
+      "(0–1000; `0`: until the event loop's next turn). What arrives while a batch is in flight is " +
+      'sent as soon as that batch is acknowledged.',
+  },
+  KAFKA_MAX_BATCH_MESSAGES: {
+    schema: Type.Integer({ default: 500, minimum: 1 }),
+    meaning: 'Maximum number of events per produced batch. A full batch is sent immediately.',
+  },
+  PROCESSOR_CONCURRENCY: {
+    schema: Type.Integer({ default: 4, minimum: 1, maximum: 64 }),
+    meaning:
+      'Number of partitions a processor, or the integrations consumer, works on at the same time (1–64).',
+  },
+  LOG_LEVEL: {
+    schema: Type.String({ default: 'info' }),
+    meaning: '`trace`, `debug`, `info`, `warn`, `error`, `fatal` or `silent`. Logs are pino JSON on stdout.',
+  },
+  // Integrations (Slack, Notion). Provider URLs are configurable so tests can use local fakes.
+  WEBAPP_URL: {
+    schema: Type.String({ default: 'http://127.0.0.1:3000', pattern: '^https?://' }),
+    meaning:
+      'The public address of the edge, as browsers reach it. OAuth callbacks are ' +
+      '`{WEBAPP_URL}/api/v1/integrations/{slack|notion}/callback`. Must start with `https://` when ' +
+      'Slack is configured.',
+  },
+  ENCRYPTION_KEY: {
+    schema: Type.Optional(Type.String({ pattern: '^[0-9a-fA-F]{64}$' })),
+    meaning:
+      '64 hex characters (32 bytes; `openssl rand -hex 32`). Encrypts provider tokens at rest and ' +
+      'signs the OAuth state. Required when any integration credentials are set; the same value on ' +
+      'every process; never change it, or every integration must be connected again. Without it no ' +
+      'delivery is sent.',
+  },
+  SLACK_CLIENT_ID: {
+    schema: Type.Optional(Type.String({ minLength: 1 })),
+    meaning: SLACK_CREDENTIALS,
+  },
+  SLACK_CLIENT_SECRET: {
+    schema: Type.Optional(Type.String({ minLength: 1 })),
+    meaning: SLACK_CREDENTIALS,
+  },
+  SLACK_API_URL: {
+    schema: Type.String({ default: 'https://slack.com/api/', pattern: '^https?://' }),
+    meaning: 'Base URL of the Slack Web API.',
+  },
+  SLACK_AUTHORIZE_URL: {
+    schema: Type.String({ default: 'https://slack.com/oauth/v2/authorize', pattern: '^https?://' }),
+    meaning: "Slack's consent page, the target of the connect redirect.",
+  },
+  NOTION_OAUTH_CLIENT_ID: {
+    schema: Type.Optional(Type.String({ minLength: 1 })),
+    meaning: NOTION_CREDENTIALS,
+  },
+  NOTION_OAUTH_CLIENT_SECRET: {
+    schema: Type.Optional(Type.String({ minLength: 1 })),
+    meaning: NOTION_CREDENTIALS,
+  },
+  NOTION_API_URL: {
+    schema: Type.String({ default: 'https://api.notion.com', pattern: '^https?://' }),
+    meaning: 'Base URL of the Notion API; the consent page is `{NOTION_API_URL}/v1/oauth/authorize`.',
+  },
+  DELIVERY_POLL_MS: {
+    schema: Type.Integer({ default: 500, minimum: 10, maximum: 60_000 }),
+    meaning: 'Pause between two rounds of the deliverer (10–60000). A round sends up to 20 due deliveries.',
+  },
+  DELIVERY_MAX_ATTEMPTS: {
+    schema: Type.Integer({ default: 12, minimum: 1, maximum: 100 }),
+    meaning: 'Attempts a delivery gets for transient failures before it is marked `failed` (1–100).',
+  },
+  // Longer than a provider call can take (10 s timeout), so a lease only ever expires on a dead worker.
+  DELIVERY_LEASE_S: {
+    schema: Type.Integer({ default: 120, minimum: 15, maximum: 3600 }),
+    meaning:
+      'Seconds after which a delivery still `sending` is taken to belong to a process that died ' +
+      'mid-call, and is settled by asking the provider (15–3600; above the 10 s provider timeout).',
+  },
+  PROMETHEUS_ENABLED: {
+    schema: Type.Optional(Type.String({ pattern: '^(0|1|true|false)$' })),
+    meaning: '`1` (or `true`) exposes Prometheus metrics at `/metrics` on their own port.',
+  },
+  PROMETHEUS_EXPORTER_PORT: {
+    schema: Type.Integer({ default: 9464, minimum: 0, maximum: 65535 }),
+    meaning: 'Port of the metrics endpoint (`0` picks a free port).',
+  },
+  PROMETHEUS_EXPORTER_HOST: {
+    schema: Type.String({ default: '0.0.0.0', minLength: 1 }),
+    meaning: 'Address the metrics endpoint listens on.',
+  },
+  // Usage telemetry: cannot be disabled (spec); the receiver and the check schedule are configurable.
+  TELEMETRY_URL: {
+    schema: Type.String({ default: 'https://telemetry.chorus.invalid', pattern: '^https?://' }),
+    meaning:
+      'Receiver of the anonymous usage updates ' +
+      '(`POST {TELEMETRY_URL}/api/v1/instances/{instanceId}/usage-updates`). Telemetry cannot be ' +
+      'turned off (spec); point this at your own receiver. A failed send is logged and retried.',
+  },
+  TELEMETRY_CRON: {
+    schema: Type.String({ default: '17 * * * *', minLength: 9 }),
+    meaning:
+      'When to check whether a usage update is due (node-cron syntax); one is sent at most every ' +
+      '24 hours per deployment.',
+  },
+  // OpenTelemetry (traces and metrics over OTLP), on only when an endpoint is given.
+  OTEL_EXPORTER_OTLP_ENDPOINT: {
+    schema: Type.Optional(Type.String({ pattern: '^https?://' })),
+    meaning:
+      'Base URL of an OTLP/HTTP receiver (an OpenTelemetry collector, usually ' +
+      '`http://collector:4318`). Setting it turns tracing on: spans go to `{endpoint}/v1/traces`, ' +
+      'metrics to `{endpoint}/v1/metrics`. Unset, Chorus makes no spans and adds no trace headers.',
+  },
+  OTEL_EXPORTER_OTLP_PROTOCOL: {
+    schema: Type.String({ default: 'http/protobuf' }),
+    meaning: '`http/protobuf` or `http/json`. gRPC is not offered.',
+  },
+  OTEL_SERVICE_NAME: {
+    schema: Type.Optional(Type.String({ minLength: 1 })),
+    shown: '`chorus`',
+    meaning:
+      'The `service.name` of the resource. Unset, a `service.name` in `OTEL_RESOURCE_ATTRIBUTES` is ' +
+      'used, else `chorus`.',
+  },
+  OTEL_RESOURCE_ATTRIBUTES: {
+    schema: Type.Optional(Type.String({ pattern: '^[^=,]+=[^,]*(,[^=,]+=[^,]*)*$' })),
+    meaning:
+      'More resource attributes, `key=value,key2=value2` (values may be percent-encoded), e.g. ' +
+      '`deployment.environment.name=prod`. Host and process attributes are added on their own.',
+  },
+  OTEL_TRACES_SAMPLER: {
+    schema: Type.String({ default: 'parentbased_always_on' }),
+    meaning:
+      '`always_on`, `always_off`, `traceidratio`, `parentbased_traceidratio`, `parentbased_always_on` ' +
+      "or `parentbased_always_off`. The parent-based ones follow the sampling decision in a caller's " +
+      '`traceparent`; the others ignore it. The `OTEL_*` variables are checked only when ' +
+      '`OTEL_EXPORTER_OTLP_ENDPOINT` is set.',
+  },
+  OTEL_TRACES_SAMPLER_ARG: {
+    schema: Type.Number({ default: 1, minimum: 0, maximum: 1 }),
+    meaning: 'The ratio (0–1) of the ratio-based samplers.',
+  },
+  OTEL_BSP_SCHEDULE_DELAY: {
+    schema: Type.Integer({ default: 5000, minimum: 1 }),
+    meaning: 'Milliseconds finished spans wait before they are exported in a batch.',
+  },
+  OTEL_METRIC_EXPORT_INTERVAL: {
+    schema: Type.Integer({ default: 60_000, minimum: 100 }),
+    meaning: 'Milliseconds between two OTLP metric exports (minimum 100).',
+  },
+  // Error tracking (a Sentry-protocol DSN), off unless a DSN is given.
+  SENTRY_DSN: {
+    schema: Type.Optional(Type.String({ pattern: '^https?://\\w+(:\\w*)?@[\\w.-]+(:\\d+)?/.+' })),
+    meaning:
+      'A Sentry-protocol DSN (`https://<key>@<host>/<project>`; Sentry, GlitchTip and other ' +
+      'compatible services). Setting it reports every line logged at level `error` or `fatal`; ' +
+      'unset, nothing is sent.',
+  },
+  SENTRY_ENVIRONMENT: {
+    schema: Type.String({ default: 'production', minLength: 1 }),
+    meaning: 'The environment tag of the reports.',
+  },
+  REDIS_KEY_PREFIX: {
+    schema: Type.String({ default: 'chorus:', pattern: '^[A-Za-z0-9:._-]*$' }),
+    meaning:
+      "Prefix of Chorus's Redis keys (`telemetry:lock`, `telemetry:last-sent`, and the edge's " +
+      '`rate:…` and `idempotency:…` keys).',
+  },
+  // Rate limits of the edge, shared by every edge through Redis (0 turns a limit off). Per window of
+  // RATE_LIMIT_WINDOW_S: a campaign burst comes from thousands of addresses into one environment, so
+  // its limit is high (5,000/s); one address (an office behind one NAT, say) gets 20 per second.
+  RATE_LIMIT_WINDOW_S: {
+    schema: Type.Integer({ default: 60, minimum: 1, maximum: 3600 }),
+    meaning:
+      'The sliding window of the rate limits, in seconds (1–3600). See ' +
+      '[Rate limits](api.md#rate-limits-and-idempotent-retries).',
+  },
+  RATE_LIMIT_CLIENT_PER_ENVIRONMENT: {
+    schema: Type.Integer({ default: 300_000, minimum: 0 }),
+    meaning: 'Client API requests per window and environment, over every edge (`0`: no limit).',
+  },
+  RATE_LIMIT_CLIENT_PER_ADDRESS: {
+    schema: Type.Integer({ default: 1200, minimum: 0 }),
+    meaning: 'Client API requests per window and client address (`0`: no limit).',
+  },
+  RATE_LIMIT_MANAGEMENT_PER_KEY: {
+    schema: Type.Integer({ default: 1000, minimum: 0 }),
+    meaning: 'Management API requests per window and API key (`0`: no limit).',
+  },
+  // How long a request waits for the limiter's answer before it is let through (fail open): above a
+  // loaded Redis's p99 (~10 ms), so that the limit still holds when it matters most.
+  RATE_LIMIT_REDIS_TIMEOUT_MS: {
+    schema: Type.Integer({ default: 25, minimum: 1, maximum: 1000 }),
+    meaning:
+      "The longest a request waits for the rate limiter's answer from Redis before it is let through (1–1000).",
+  },
+  // How long a POST's Idempotency-Key is remembered.
+  IDEMPOTENCY_WINDOW_S: {
+    schema: Type.Integer({ default: 86_400, minimum: 60, maximum: 7 * 86_400 }),
+    meaning: 'How long an `Idempotency-Key` is remembered, in seconds (60 to 7 days).',
+  },
+} satisfies Record<string, Variable>;
+
+type Variables = typeof VARIABLES;
+/** The parser's schema: one property per catalogue entry, so nothing is read that is not documented. */
+const Env = Type.Object(
+  Object.fromEntries(Object.entries(VARIABLES).map(([name, v]) => [name, v.schema])) as {
+    [Name in keyof Variables]: Variables[Name]['schema'];
+  },
+);
+type Env = Static<typeof Env>;
 
 export interface Config {
   /** `trustedProxyHops`: proxies in front of the edge whose X-Forwarded-For entries are believed. */

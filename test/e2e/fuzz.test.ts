@@ -3,7 +3,7 @@
 // headers, HEAD, slow bodies, odd framing). Whatever arrives, the edge answers within seconds,
 // never with a 5xx, every 4xx in the error shape with its status's code, it stays up, and every
 // write it acknowledged is stored. What uWS 20.30 refuses in its own parser never reaches Chorus:
-// those requests are closed unanswered, at once or by uWS's idle timeout, as the README lists
+// those requests are closed unanswered, at once or by uWS's idle timeout, as docs/api.md lists
 // ("HTTP/1.1 at the edge"), and this test holds uWS to that list.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -225,7 +225,7 @@ describe('fuzz: bad requests on every route and raw-socket abuse', () => {
           const answer = await send(agent, port, r);
           const label = `#${requests.indexOf(r)} ${r.method} ${r.path.slice(0, 100)} [${r.mutation}]`;
           if ('error' in answer) {
-            // uWS closes the connection on a method it does not route (README).
+            // uWS closes the connection on a method it does not route (docs/api.md).
             const native = answer.error === 'ECONNRESET' && !UWS_METHODS.has(r.method);
             const outcome = native ? 'closed by uWS (unknown method)' : answer.error;
             perStatus[outcome] = (perStatus[outcome] ?? 0) + 1;
@@ -325,7 +325,7 @@ describe('fuzz: bad requests on every route and raw-socket abuse', () => {
           ].join(''),
         ],
         answers: 10,
-        // A request arrives while a write waits for Kafka (README).
+        // A request arrives while a write waits for Kafka (docs/api.md).
         native: 'closes',
       },
       { name: 'a hundred pipelined GETs', steps: [get('/health').repeat(100)], answers: 100 },
@@ -558,7 +558,7 @@ describe('fuzz: bad requests on every route and raw-socket abuse', () => {
         name: `${count} pipelined #${i}`,
         steps: [writes.map((write) => (write ? post(valid) : get('/health'))).join('')],
         answers: count,
-        // A request that arrives while a write waits for Kafka (README).
+        // A request that arrives while a write waits for Kafka (docs/api.md).
         native: writes.slice(0, -1).some(Boolean) ? 'closes' : undefined,
       });
     }

@@ -237,7 +237,7 @@ describe('HTTP edge under abuse', () => {
 
   test('what uWS refuses in its parser: the connection is closed at once, with no answer', async () => {
     const pipelined = JSON.stringify({ surveyId, finished: false, data: { pipelined: true } });
-    // See "HTTP/1.1 at the edge" in the README: these never reach Chorus.
+    // See "HTTP/1.1 at the edge" in docs/api.md: these never reach Chorus.
     const cases = {
       'an unknown method': `PROPFIND ${base} HTTP/1.1\r\nHost: x\r\n\r\n`,
       'a lower-case method': `get /health HTTP/1.1\r\nHost: x\r\n\r\n`,

@@ -3,7 +3,7 @@
 // is malformed (400), caps the body at MAX_BODY_BYTES (413, by Content-Length or while streaming),
 // and always answers: a handler that throws still produces a JSON 500 through `onError`. A HEAD is
 // answered with the headers of its GET and no body. What uWS refuses in its own parser never
-// reaches this file (see "HTTP/1.1 at the edge" in the README).
+// reaches this file (see "HTTP/1.1 at the edge" in docs/api.md).
 import { STATUS_CODES } from 'node:http';
 import uWS from 'uWebSockets.js';
 import { invalidInput } from '../../errors.ts';

@@ -175,7 +175,7 @@ const callbackUrl = (ctx: IntegrationsContext, provider: Provider) =>
   `${ctx.webappUrl}/api/v1/integrations/${provider}/callback`;
 
 /**
- * Connecting (README "Connecting a workspace"): the management client calls connect with its API
+ * Connecting (docs/integrations.md, "Connecting a workspace"): the management client calls connect with its API
  * key and gets a Chorus URL holding a one-time ticket; the browser opens it, which redeems the
  * ticket, sets a cookie holding a random nonce and redirects to the provider with a signed state
  * carrying the nonce's hash; the callback needs that cookie and consumes the state once. So a
