@@ -1,7 +1,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ChorusError } from '../errors.ts';
-import { MAX_JSON_DEPTH, requireStorableRequest, unstorableProblems } from './safe-json.ts';
+import { MAX_JSON_DEPTH, unstorableProblems } from '../store/storable.ts';
+import { requireStorableRequest } from './safe-json.ts';
 
 const TEXT = 'must not contain a NUL character or an unpaired surrogate';
 const deep = (levels: number): unknown => JSON.parse(`${'['.repeat(levels)}${']'.repeat(levels)}`);
@@ -52,5 +53,13 @@ describe('values PostgreSQL refuses', () => {
       {},
       'an encoded surrogate is not valid UTF-8: left alone',
     );
+  });
+});
+
+test('a number JSON.parse turned into Infinity (1e400) is refused: it would be stored as null', () => {
+  const parsed: unknown = JSON.parse('{"data":{"hidden":1e400,"ok":1.5e308},"ttc":{"q":-1e999}}');
+  assert.deepEqual(unstorableProblems(parsed), {
+    'data.hidden': 'must be a finite number (at most about 1.8e308)',
+    'ttc.q': 'must be a finite number (at most about 1.8e308)',
   });
 });

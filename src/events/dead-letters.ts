@@ -11,8 +11,12 @@ export const MessageDeadLettered = Type.Object({
   occurredAt: Type.String({ format: 'date-time' }),
   source: Type.Object({ topic: Type.String(), partition: Type.Number(), offset: Type.String() }),
   key: Type.String(),
-  /** The original message's value, as it was written. */
+  /**
+   * The original message's value, as it was written; null when it was empty, or too large to carry
+   * here (then `valueBytes` says its size: read it at `source`, while the topic retains it).
+   */
   value: Type.Union([Type.String(), Type.Null()]),
+  valueBytes: Type.Optional(Type.Number()),
 });
 export type MessageDeadLettered = Static<typeof MessageDeadLettered>;
 
@@ -29,4 +33,20 @@ export const DeliveryFailed = Type.Object({
 });
 export type DeliveryFailed = Static<typeof DeliveryFailed>;
 
-export type DeadLetterRecord = MessageDeadLettered | DeliveryFailed;
+/**
+ * An event a consumer caused (e.g. the `response.finished` of a response that grew past the event
+ * log's limit) that is too large to be written. What caused it was applied; only the event is missing.
+ */
+export const EventTooLarge = Type.Object({
+  type: Type.Literal('event.too_large'),
+  version: Type.Literal(1),
+  occurredAt: Type.String({ format: 'date-time' }),
+  topic: Type.String(),
+  key: Type.String(),
+  eventType: Type.String(),
+  eventId: Type.String(),
+  bytes: Type.Number(),
+});
+export type EventTooLarge = Static<typeof EventTooLarge>;
+
+export type DeadLetterRecord = MessageDeadLettered | DeliveryFailed | EventTooLarge;

@@ -7,3 +7,9 @@ export const Envelope = {
   occurredAt: Type.String({ format: 'date-time' }),
   environmentId: Type.String(),
 };
+
+/** What names any event: its type and its stable id. */
+export interface Named {
+  type: string;
+  eventId: string;
+}

@@ -20,6 +20,7 @@ export interface PublishOptions {
 }
 
 export interface Output<E> {
+  readonly topic: string;
   /** The key the event is written with (what decides its partition). */
   keyOf(event: E): string;
   /** Resolves once Kafka acknowledged the event (acks=all); rejects with `unavailable` otherwise. */
@@ -41,6 +42,7 @@ export interface Outputs {
 
 function output<E>(publisher: Publisher, topic: string, keyOf: (event: E) => string): Output<E> {
   return {
+    topic,
     keyOf,
     publish: (event, options) =>
       publisher.publish({ topic, key: keyOf(event), value: JSON.stringify(event), ...options }),
@@ -54,7 +56,7 @@ export function createOutputs(publisher: Publisher, topics: Topics): Outputs {
     contacts: output(publisher, topics.contacts, (c) => contactKey(c.environmentId, c.userId)),
     responseEvents: output(publisher, topics['response-events'], (e) => e.responseId),
     deadLetters: output(publisher, topics['dead-letter'], (r) =>
-      r.type === 'dead-letter' ? r.key : r.responseId,
+      r.type === 'delivery.failed' ? r.responseId : r.key,
     ),
   };
 }

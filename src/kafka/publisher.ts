@@ -7,12 +7,23 @@
 // batch holding its event; it rejects with `unavailable` when Kafka failed or did not answer within
 // `ackTimeoutMs`. After a failure the producer is replaced, so a broker that comes back is used
 // again without a restart.
+//
+// Size: the broker refuses a record batch larger than the topic's `max.message.bytes`
+// (MAX_EVENT_BYTES), and with it every event of that batch and partition. So an event that cannot
+// fit is refused at once with `payload_too_large` (never sent, never retried: it can never be
+// written), and a batch stops growing before its events together could pass the limit.
 import type { Kafka, Message, Producer } from 'kafkajs';
 import { CompressionTypes, Partitioners } from 'kafkajs';
-import { unavailable } from '../errors.ts';
+import { ChorusError, unavailable } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { detached, startProducerSpan, type TraceHeaders } from '../observability/tracing.ts';
+import { MAX_EVENT_BYTES } from './kafka.ts';
+
+/** Room left in a record batch for record headers, keys and framing. */
+const BATCH_OVERHEAD_BYTES = 64 * 1024;
+/** The largest event value (with its key) the publisher writes; larger ones are refused. */
+export const MAX_VALUE_BYTES = MAX_EVENT_BYTES - BATCH_OVERHEAD_BYTES;
 
 export interface OutgoingEvent {
   topic: string;
@@ -32,6 +43,7 @@ export interface PublisherOptions {
 
 interface Pending {
   event: OutgoingEvent;
+  bytes: number;
   resolve: () => void;
   reject: (error: Error) => void;
 }
@@ -53,6 +65,8 @@ export class Publisher {
   /** Resolves once the event is acknowledged by Kafka (acks=all). */
   publish(event: OutgoingEvent): Promise<void> {
     if (this.closed) return Promise.reject(unavailable('The event log'));
+    const bytes = Buffer.byteLength(event.value) + Buffer.byteLength(event.key);
+    if (bytes > MAX_VALUE_BYTES) return Promise.reject(tooLarge(bytes));
     const span = startProducerSpan(event.topic, event.key, event.trace);
     return new Promise<void>((resolve, reject) => {
       this.queue.push(
@@ -60,6 +74,7 @@ export class Publisher {
           ? {
               // The consumer continues the trace from the `traceparent` header.
               event: { ...event, headers: { ...event.headers, ...span.headers } },
+              bytes,
               resolve: () => {
                 span.end();
                 resolve();
@@ -69,7 +84,7 @@ export class Publisher {
                 reject(error);
               },
             }
-          : { event, resolve, reject },
+          : { event, bytes, resolve, reject },
       );
       if (this.queue.length >= this.options.maxBatchMessages) this.flushSoon(0);
       else this.flushSoon(this.options.lingerMs);
@@ -105,7 +120,15 @@ export class Publisher {
   private flush(): Promise<void> {
     this.scheduled?.();
     this.scheduled = undefined;
-    const batch = this.queue.splice(0, this.options.maxBatchMessages);
+    // Up to maxBatchMessages events, and never more bytes than one record batch may hold.
+    let count = 0;
+    let bytes = 0;
+    while (count < this.queue.length && count < this.options.maxBatchMessages) {
+      bytes += this.queue[count]!.bytes;
+      if (count > 0 && bytes > MAX_VALUE_BYTES) break;
+      count++;
+    }
+    const batch = this.queue.splice(0, count);
     if (batch.length === 0) return Promise.resolve();
     this.inFlight = this.send(batch).finally(() => {
       this.inFlight = undefined;
@@ -183,4 +206,10 @@ export class Publisher {
     this.producer = undefined;
     void failed.then((p) => p.disconnect()).catch(() => undefined);
   }
+}
+
+function tooLarge(bytes: number): ChorusError {
+  return new ChorusError('payload_too_large', 'Payload Too Large', {
+    error: `The event would take ${bytes} bytes; the event log takes at most ${MAX_VALUE_BYTES}`,
+  });
 }

@@ -13,6 +13,8 @@ import type { Metrics } from '../observability/metrics.ts';
 import type { TraceHeaders } from '../observability/tracing.ts';
 import type { EntityManager, Orm } from '../store/orm.ts';
 import { claimEvents } from '../store/applied-events.ts';
+import { ChorusError } from '../errors.ts';
+import type { Named } from '../events/envelope.ts';
 import { deadLetter, type DeadLetter } from './dead-letter.ts';
 import { parseEvent, type Compiled } from './parse-event.ts';
 import { retryTransient } from './retry.ts';
@@ -28,7 +30,7 @@ export interface Rejected<C> {
  * before the commit: an effect is written at least once, even if the commit then fails and the
  * batch is redone (consumers of these topics deduplicate).
  */
-export interface Effects<C, E> {
+export interface Effects<C, E extends Named> {
   /** Commands it refuses: recorded in the dead-letter topic with the reason. */
   reject: (rejected: Rejected<C>[]) => Promise<void>;
   /**
@@ -40,7 +42,7 @@ export interface Effects<C, E> {
   traceOf: (command: C) => TraceHeaders;
 }
 
-export interface ProcessorDeps<E> {
+export interface ProcessorDeps<E extends Named> {
   orm: Orm;
   deadLetters: Outputs['deadLetters'];
   /** Where `publish` writes (the response processor: response-events). */
@@ -50,7 +52,7 @@ export interface ProcessorDeps<E> {
 }
 
 /** A processor of commands C that may announce events E downstream. */
-export interface Processor<C extends { eventId: string }, E = never> {
+export interface Processor<C extends Named, E extends Named = never> {
   /** The event schema and the key each event must carry. */
   schema: Compiled<C>;
   keyOf: (command: C) => string;
@@ -68,7 +70,7 @@ export interface Processor<C extends { eventId: string }, E = never> {
   apply: (tx: EntityManager, commands: C[], effects: Effects<C, E>) => Promise<void>;
 }
 
-export function batchHandler<C extends { eventId: string }, E>(
+export function batchHandler<C extends Named, E extends Named>(
   processor: Processor<C, E>,
   deps: ProcessorDeps<E>,
 ): BatchHandler {
@@ -110,7 +112,14 @@ export function batchHandler<C extends { eventId: string }, E>(
         const { output } = deps;
         if (!output) throw new Error('this processor has no output topic');
         await Promise.all(
-          events.map((event) => output.publish(event, { trace: traceOfKey.get(output.keyOf(event)) })),
+          events.map((event) =>
+            output.publish(event, { trace: traceOfKey.get(output.keyOf(event)) }).catch((error: unknown) => {
+              // Too large for the event log: it can never be written. What caused it is applied all
+              // the same; the event is recorded as missing instead of failing the batch for ever.
+              if (!(error instanceof ChorusError && error.kind === 'payload_too_large')) throw error;
+              return eventTooLarge(deps, output, event, log);
+            }),
+          ),
         );
       },
       traceOf: (command) => messageOf.get(command)!.trace,
@@ -160,7 +169,7 @@ export function batchHandler<C extends { eventId: string }, E>(
 }
 
 /** One transaction: the relevant commands are claimed, and the fresh ones applied. */
-export function unitOfWork<C extends { eventId: string }, E>(
+export function unitOfWork<C extends Named, E extends Named>(
   processor: Processor<C, E>,
   em: EntityManager,
   commands: C[],
@@ -174,5 +183,30 @@ export function unitOfWork<C extends { eventId: string }, E>(
     // An id is fresh once: a command that came twice in one batch is applied the first time.
     const todo = relevant.filter((command) => fresh.delete(claimIdOf(command)));
     if (todo.length > 0) await processor.apply(tx, todo, effects);
+  });
+}
+
+async function eventTooLarge<E extends Named>(
+  deps: ProcessorDeps<E>,
+  output: Output<E>,
+  event: E,
+  log: Logger,
+): Promise<void> {
+  const key = output.keyOf(event);
+  const bytes = Buffer.byteLength(JSON.stringify(event));
+  log.warn(
+    { key, eventType: event.type, bytes },
+    'event too large for the event log; dead-lettered as missing',
+  );
+  deps.metrics?.kafka.deadLettered.inc({ reason: 'event_too_large' });
+  await deps.deadLetters.publish({
+    type: 'event.too_large',
+    version: 1,
+    occurredAt: new Date().toISOString(),
+    topic: output.topic,
+    key,
+    eventType: event.type,
+    eventId: event.eventId,
+    bytes,
   });
 }

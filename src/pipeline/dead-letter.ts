@@ -4,6 +4,9 @@ import type { ConsumedMessage } from '../kafka/consumer.ts';
 import type { Output } from '../kafka/outputs.ts';
 import type { DeadLetterRecord } from '../events/dead-letters.ts';
 
+/** A dead letter carries its original value up to this size (the record must fit in the topic). */
+const MAX_CARRIED_VALUE_BYTES = 1024 * 1024;
+
 export interface DeadLetter {
   message: ConsumedMessage;
   reason: string;
@@ -15,8 +18,10 @@ export async function deadLetter(
   letters: readonly DeadLetter[],
 ): Promise<void> {
   await Promise.all(
-    letters.map(({ message, reason, detail }) =>
-      output.publish(
+    letters.map(({ message, reason, detail }) => {
+      const valueBytes = message.value?.length ?? 0;
+      const carried = valueBytes <= MAX_CARRIED_VALUE_BYTES;
+      return output.publish(
         {
           type: 'dead-letter',
           version: 1,
@@ -25,11 +30,12 @@ export async function deadLetter(
           occurredAt: new Date().toISOString(),
           source: { topic: message.topic, partition: message.partition, offset: message.offset },
           key: message.key,
-          value: message.value?.toString('utf8') ?? null,
+          value: carried ? (message.value?.toString('utf8') ?? null) : null,
+          ...(carried ? {} : { valueBytes }),
         },
         // A child of the message's own processing span, with the message's headers.
         { headers: message.headers, trace: message.trace },
-      ),
-    ),
+      );
+    }),
   );
 }

@@ -1,5 +1,9 @@
 // Step 1 of every processor: bytes from Kafka to a typed command, or a reason to dead-letter.
+// The edge refuses what PostgreSQL cannot store, but the topics are open to other writers (tools,
+// replays, analysts' mistakes): an event holding such a value is dead-lettered here, before it can
+// fail a transaction or overflow a stack, instead of being retried forever in front of others.
 import type { ConsumedMessage } from '../kafka/consumer.ts';
+import { unstorableProblems } from '../store/storable.ts';
 
 /** A compiled typebox validator (only the two methods used here). */
 export interface Compiled<C> {
@@ -17,6 +21,9 @@ export function parseEvent<C>(schema: Compiled<C>, keyOf: (command: C) => string
     } catch {
       return { ok: false, reason: 'unparseable_json' };
     }
+    const unstorable = unstorableProblems(value, 'event');
+    if (Object.keys(unstorable).length > 0)
+      return { ok: false, reason: 'unstorable_event', detail: unstorable };
     if (!schema.Check(value)) {
       const errors = [...schema.Errors(value)].slice(0, 5).map((e) => `${e.instancePath} ${e.message}`);
       return { ok: false, reason: 'invalid_event', detail: errors };

@@ -2,6 +2,7 @@
 // could), against real Kafka and PostgreSQL: it is dead-lettered as `unappliable` and the commands
 // of other tenants behind it in the same partition are stored. One partition per topic, so the
 // poison and the good commands surely share it.
+import type { Named } from '../events/envelope.ts';
 import type { Output } from '../kafka/outputs.ts';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -110,7 +111,7 @@ describe('unappliable commands', () => {
       .environmentId;
     envPoison = (await createEnvironment(world.orm.em.fork(), { plan: 'enterprise', name: 'poison' }))
       .environmentId;
-    const consume = <C extends { eventId: string }, E>(
+    const consume = <C extends Named, E extends Named>(
       name: 'responses' | 'contacts' | 'displays',
       processor: Processor<C, E>,
       output?: Output<E>,

@@ -1,4 +1,5 @@
 // Composition of the processor role: one consumer group per input topic.
+import type { Named } from '../events/envelope.ts';
 import type { Config } from '../config.ts';
 import type { Kafka, Topics } from '../kafka/kafka.ts';
 import type { Output, Outputs } from '../kafka/outputs.ts';
@@ -24,7 +25,7 @@ export interface ProcessorRoleDeps {
 export async function startProcessors(deps: ProcessorRoleDeps): Promise<RunningConsumer[]> {
   const { config, kafka, orm, outputs, topics, metrics } = deps;
   const logger = deps.logger.child({ component: 'processor' });
-  const consume = <C extends { eventId: string }, E>(
+  const consume = <C extends Named, E extends Named>(
     name: 'responses' | 'displays' | 'contacts',
     processor: Processor<C, E>,
     output?: Output<E>,
