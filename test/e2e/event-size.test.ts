@@ -97,7 +97,7 @@ describe('events near the event log size limit', () => {
       },
       { what: 'the large response stored finished', timeoutMs: 60_000 },
     );
-    assert.deepEqual(Object.keys(stored.data as Record<string, unknown>).sort(), ['h1', 'h2', 'h3']);
+    assert.deepEqual(Object.keys(stored.data).sort(), ['h1', 'h2', 'h3']);
     const letter = await waitFor(() => letters.find((l) => l.type === 'event.too_large' && l.key === id), {
       what: 'the event.too_large dead letter',
       timeoutMs: 30_000,
