@@ -3,6 +3,22 @@
 // everything else a client stores in a survey is kept as it was sent.
 import Type, { type Static } from 'typebox';
 
+/**
+ * Bounds on a definition's lists, far above any real survey: every response is checked against its
+ * survey, and quotas are counted in the processor's transaction, so a definition without bounds
+ * would let one write key make every response to it slow (tens of seconds for 40,000 questions or
+ * 5,000 quotas).
+ */
+export const DEFINITION_LIMITS = {
+  questions: 1000,
+  choices: 1000,
+  endings: 100,
+  quotas: 50,
+  criteria: 50,
+} as const;
+const list = <T extends Parameters<typeof Type.Array>[0]>(item: T, maxItems: number) =>
+  Type.Array(item, { maxItems });
+
 const Choice = Type.Object({ id: Type.String() }, { additionalProperties: true });
 
 export const Element = Type.Object(
@@ -11,12 +27,12 @@ export const Element = Type.Object(
     type: Type.String({ minLength: 1 }),
     headline: Type.Optional(Type.Unknown()),
     required: Type.Optional(Type.Boolean()),
-    choices: Type.Optional(Type.Array(Choice)),
-    rows: Type.Optional(Type.Array(Choice)),
-    columns: Type.Optional(Type.Array(Choice)),
+    choices: Type.Optional(list(Choice, DEFINITION_LIMITS.choices)),
+    rows: Type.Optional(list(Choice, DEFINITION_LIMITS.choices)),
+    columns: Type.Optional(list(Choice, DEFINITION_LIMITS.choices)),
     range: Type.Optional(Type.Number()),
     allowMultipleFiles: Type.Optional(Type.Boolean()),
-    allowedFileExtensions: Type.Optional(Type.Array(Type.String())),
+    allowedFileExtensions: Type.Optional(list(Type.String(), DEFINITION_LIMITS.choices)),
     maxSizeInMB: Type.Optional(Type.Number()),
   },
   { additionalProperties: true },
@@ -28,7 +44,7 @@ export const Block = Type.Object(
     id: Type.String({ minLength: 1 }),
     type: Type.Optional(Type.Literal('question')),
     name: Type.Optional(Type.String()),
-    elements: Type.Array(Element),
+    elements: list(Element, DEFINITION_LIMITS.questions),
   },
   { additionalProperties: true },
 );
@@ -63,7 +79,7 @@ export const Quota = Type.Object(
     conditions: Type.Optional(
       Type.Object({
         connector: Type.Union([Type.Literal('and'), Type.Literal('or')]),
-        criteria: Type.Array(QuotaCriterion),
+        criteria: list(QuotaCriterion, DEFINITION_LIMITS.criteria),
       }),
     ),
     /** Count partial responses too (default: only finished ones). */

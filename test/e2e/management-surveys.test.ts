@@ -91,6 +91,35 @@ describe('management API: surveys', () => {
     assert.equal(notJson.body.message, 'Invalid JSON in request body');
   });
 
+  test('a definition past its bounds (questions, quotas) is refused with 400 at once, and 40,000 ids are checked without stalling', async () => {
+    const questions = (n: number, from = 0) =>
+      Array.from({ length: n }, (_, i) => ({ id: `q${from + i}`, type: 'openText', required: false }));
+    const blocks = (n: number) => questions(n).map((q) => ({ id: `b${q.id}`, elements: [q] }));
+    assert.equal((await api('POST', '', { environmentId: env, blocks: blocks(1000) })).status, 201);
+    const tooMany = await api('POST', '', { environmentId: env, blocks: blocks(1001) });
+    assert.equal(tooMany.status, 400);
+    // In one block: the schema allows the block, the survey-wide count refuses it.
+    const inOneBlock = await api('POST', '', {
+      environmentId: env,
+      blocks: [
+        { id: 'b', elements: questions(600) },
+        { id: 'c', elements: questions(600, 600) },
+      ],
+    });
+    assert.deepEqual(inOneBlock.body.details, { questions: 'A survey has at most 1000 questions' });
+    const started = Date.now();
+    const huge = await api('POST', '', { environmentId: env, questions: questions(40_000) });
+    assert.equal(huge.status, 400);
+    assert.ok(Date.now() - started < 10_000, 'refused without a quadratic check');
+    const quota = (i: number) => ({ id: `quota${i}`, limit: 10, action: 'continueSurvey' });
+    const quotas = await api('POST', '', {
+      environmentId: env,
+      questions: [Q1],
+      quotas: Array.from({ length: 51 }, (_, i) => quota(i)),
+    });
+    assert.equal(quotas.status, 400);
+  });
+
   test('update changes only the fields sent', async () => {
     const created = await api('POST', '', {
       environmentId: env,

@@ -26,9 +26,12 @@ import {
 import type { Idempotency, IdempotentWrite } from './idempotency.ts';
 
 const Id = Type.String({ pattern: ID_PATTERN });
-const Answers = Type.Record(Type.String(), Type.Unknown());
-const Ttc = Type.Record(Type.String(), Type.Number());
-const Variables = Type.Record(Type.String(), Type.Union([Type.String(), Type.Number()]));
+// Bounded far above any survey (DEFINITION_LIMITS): each key costs validation and quota work.
+const Answers = Type.Record(Type.String(), Type.Unknown(), { maxProperties: 5000 });
+const Ttc = Type.Record(Type.String(), Type.Number(), { maxProperties: 5000 });
+const Variables = Type.Record(Type.String(), Type.Union([Type.String(), Type.Number()]), {
+  maxProperties: 1000,
+});
 const Language = Type.String({ minLength: 1, maxLength: 64 });
 
 const CreateBody = Compile(

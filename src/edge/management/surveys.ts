@@ -6,7 +6,7 @@ import { ChorusError, invalidInput, notFound } from '../../errors.ts';
 import { ID_PATTERN } from '../../ids.ts';
 import { Survey, SURVEY_STATUSES } from '../../store/entities.ts';
 import { createSurvey, listSurveys, surveyRecord, updateSurvey } from '../../store/surveys.ts';
-import { Block, Element, Ending, Quota } from '../../surveys/definition.ts';
+import { Block, DEFINITION_LIMITS, Element, Ending, Quota } from '../../surveys/definition.ts';
 import { questionsOf } from '../../surveys/definition.ts';
 import type { Route, RouteRequest } from '../router.ts';
 import { parseJsonBody, requireId, validateBody } from '../validation.ts';
@@ -20,10 +20,10 @@ const SurveyFields = {
   name: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
   type: Type.Optional(Type.Enum(['link', 'app'])),
   status: Type.Optional(Type.Enum([...SURVEY_STATUSES])),
-  blocks: Type.Optional(Type.Array(Block)),
-  questions: Type.Optional(Type.Array(Element)),
-  endings: Type.Optional(Type.Array(Ending)),
-  quotas: Type.Optional(Type.Array(Quota)),
+  blocks: Type.Optional(Type.Array(Block, { maxItems: DEFINITION_LIMITS.questions })),
+  questions: Type.Optional(Type.Array(Element, { maxItems: DEFINITION_LIMITS.questions })),
+  endings: Type.Optional(Type.Array(Ending, { maxItems: DEFINITION_LIMITS.endings })),
+  quotas: Type.Optional(Type.Array(Quota, { maxItems: DEFINITION_LIMITS.quotas })),
   isCaptureIpEnabled: Type.Optional(Type.Boolean()),
 };
 const CreateBody = Compile(
@@ -100,13 +100,19 @@ async function accessibleSurvey(ctx: ManagementContext, request: RouteRequest) {
   return { em, survey };
 }
 
-/** Rules the schema cannot state: one format at a time, and question ids unique in the survey. */
+/**
+ * Rules the schema cannot state: one format at a time, at most DEFINITION_LIMITS.questions
+ * questions in all, and question ids unique in the survey.
+ */
 function checkDefinition(body: { blocks?: Block[]; questions?: Element[] }): void {
   if (body.blocks && body.questions) {
     throw new ChorusError('invalid_input', 'Cannot provide both questions and blocks.');
   }
   const ids = questionsOf({ blocks: body.blocks ?? [], questions: body.questions }).map((q) => q.id);
-  const duplicates = ids.filter((id, i) => ids.indexOf(id) !== i);
-  if (duplicates.length > 0)
-    throw invalidInput({ questions: `Duplicate question ids: ${[...new Set(duplicates)].join(', ')}` });
+  if (ids.length > DEFINITION_LIMITS.questions)
+    throw invalidInput({ questions: `A survey has at most ${DEFINITION_LIMITS.questions} questions` });
+  const seen = new Set<string>();
+  const duplicates = new Set(ids.filter((id) => seen.size === seen.add(id).size));
+  if (duplicates.size > 0)
+    throw invalidInput({ questions: `Duplicate question ids: ${[...duplicates].join(', ')}` });
 }
