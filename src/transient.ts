@@ -14,6 +14,7 @@ const TRANSIENT_CODES = new Set([
   '53300', // too many connections
   '40001',
   '40P01', // serialization failure, deadlock
+  '57014', // statement timeout: the server is overloaded
 ]);
 
 /**

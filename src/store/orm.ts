@@ -14,9 +14,26 @@ import type { Metrics } from '../observability/metrics.ts';
 import { startDbSpan, type DbSpan } from '../observability/tracing.ts';
 
 export type Orm = MikroORM;
+
+const CONNECT_TIMEOUT_MS = 5_000;
+const POOL_ACQUIRE_TIMEOUT_MS = 10_000;
+/** Far above any statement Chorus runs (a 5,000-response batch upsert takes about a second). */
+const QUERY_TIMEOUT_MS = 15_000;
 export type { EntityManager } from '@mikro-orm/postgresql';
 
-export function ormOptions(databaseUrl: string, logger?: Logger): Options {
+/**
+ * `timeouts: false` is for migrations only: building an index on a large table may take minutes,
+ * which no request or batch ever should.
+ */
+export function ormOptions(databaseUrl: string, logger?: Logger, { timeouts = true } = {}): Options {
+  const limits = timeouts
+    ? {
+        // Client side: no answer in time ends the query ("Query read timeout", transient).
+        query_timeout: QUERY_TIMEOUT_MS,
+        // Server side: a statement that runs longer is cancelled (57014, transient).
+        statement_timeout: QUERY_TIMEOUT_MS,
+      }
+    : {};
   return {
     driver: PostgreSqlDriver,
     clientUrl: databaseUrl,
@@ -28,7 +45,9 @@ export function ormOptions(databaseUrl: string, logger?: Logger): Options {
       transactional: true,
       allOrNothing: true,
     },
-    pool: { min: 0, max: 10 },
+    // A PostgreSQL that hangs (stopped, partitioned away) must fail a request or a batch within
+    // seconds, so that the edge answers 503 and the processors retry, instead of waiting with it.
+    pool: { min: 0, max: 10, acquireTimeoutMillis: POOL_ACQUIRE_TIMEOUT_MS },
     // A request or a batch forks its own EntityManager; using the global one is a bug.
     allowGlobalContext: false,
     debug: false,
@@ -37,6 +56,14 @@ export function ormOptions(databaseUrl: string, logger?: Logger): Options {
     // knex writes its warnings to the console; here they join the JSON logs. A pooled connection
     // that ends with its server is part of an outage the edge and processors already report once.
     driverOptions: {
+      connection: {
+        connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+        ...limits,
+        // A transaction left open by a process that hangs does not hold its locks for ever.
+        idle_in_transaction_session_timeout: 60_000,
+        // A server that vanished without closing the socket is noticed by the kernel.
+        keepAlive: true,
+      },
       log: {
         warn: (message: string) =>
           message.startsWith('Connection Error')
@@ -65,10 +92,20 @@ export async function openStore(databaseUrl: string, logger?: Logger): Promise<O
   return MikroORM.init(ormOptions(databaseUrl, logger));
 }
 
-/** Applies the checked-in migrations that have not run yet; returns their names. */
-export async function migrate(orm: Orm): Promise<string[]> {
-  const applied = await orm.getMigrator().up();
-  return applied.map((m) => m.name);
+/**
+ * Applies the checked-in migrations that have not run yet; returns their names. They run on a
+ * connection of their own without the statement timeouts of `orm`.
+ */
+export async function migrate(orm: Orm, logger?: Logger): Promise<string[]> {
+  const migrations = await MikroORM.init(
+    ormOptions(orm.config.get('clientUrl')!, logger, { timeouts: false }),
+  );
+  try {
+    const applied = await migrations.getMigrator().up();
+    return applied.map((m) => m.name);
+  } finally {
+    await migrations.close();
+  }
 }
 
 /**

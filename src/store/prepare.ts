@@ -20,7 +20,7 @@ export async function prepareStore(
 ): Promise<DemoEnvironment | undefined> {
   return orm.em.fork().transactional(async (tx) => {
     await tx.execute('select pg_advisory_xact_lock(?)', [PREPARE_LOCK]);
-    const applied = await migrate(orm);
+    const applied = await migrate(orm, logger);
     if (applied.length > 0) logger.info({ migrations: applied }, 'migrations applied');
     if (!demo || (await tx.count(Organization, {})) > 0) return undefined;
     const created = await createEnvironment(tx, { plan: 'enterprise', name: 'Demo' });

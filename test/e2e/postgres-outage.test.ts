@@ -131,4 +131,29 @@ describe('PostgreSQL outage', () => {
     const retried = lines.filter((l) => l.msg.startsWith('transient failure; retrying until it passes'));
     assert.ok(retried.length <= 12, `processors logged ${retried.length} retry warnings`);
   });
+
+  test('a PostgreSQL that hangs (frozen, connections open) answers 503 within seconds, not when it wakes up', async () => {
+    const { environmentId, apiKey } = await createEnvironment(chorus.orm.em.fork(), {
+      plan: 'enterprise',
+      name: 'frozen',
+    });
+    const key = { 'x-api-key': apiKey };
+    const read = `/api/v1/management/surveys?environmentId=${environmentId}`;
+    assert.equal((await call(base, 'GET', read, undefined, key)).status, 200);
+    await pg.freeze();
+    try {
+      const started = Date.now();
+      const reply = await call(base, 'GET', read, undefined, key);
+      assert.equal(reply.status, 503, JSON.stringify(reply.body));
+      assert.ok(reply.headers.get('retry-after'));
+      assert.ok(Date.now() - started < 30_000, `answered after ${Date.now() - started} ms`);
+    } finally {
+      await pg.thaw();
+    }
+    await waitFor(async () => (await call(base, 'GET', read, undefined, key)).status === 200, {
+      what: 'reads to answer again once PostgreSQL goes on',
+      timeoutMs: 60_000,
+      intervalMs: 250,
+    });
+  });
 });

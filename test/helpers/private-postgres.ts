@@ -3,7 +3,7 @@
 // the tests run as root (PostgreSQL refuses to run as root).
 import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
-import { chmod, chown, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, chown, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os, { userInfo } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -19,6 +19,12 @@ export interface PrivatePostgres {
   down(): Promise<void>;
   /** Stops the server at once (immediate shutdown) and removes its files. */
   destroy(): Promise<void>;
+  /**
+   * Freezes (SIGSTOP) the server and every backend: connections stay open and nothing answers, as
+   * with a server that hangs or a network that drops packets. `thaw` lets it go on (SIGCONT).
+   */
+  freeze(): Promise<void>;
+  thaw(): Promise<void>;
 }
 
 export interface PrivatePostgresOptions {
@@ -73,6 +79,13 @@ export async function privatePostgres(options: PrivatePostgresOptions = {}): Pro
   const stopOnExit = () => stopPostgresSync(dir);
   process.once('exit', stopOnExit);
 
+  const signalServer = async (signal: NodeJS.Signals) => {
+    const postmaster = Number((await readFile(path.join(data, 'postmaster.pid'), 'utf8')).split('\n')[0]);
+    const { stdout } = await run('pgrep', ['-P', String(postmaster)]).catch(() => ({ stdout: '' }));
+    for (const pid of [postmaster, ...stdout.split('\n').filter(Boolean).map(Number)])
+      process.kill(pid, signal);
+  };
+
   return {
     url: `postgres://postgres@127.0.0.1:${port}`,
     up: async () => {
@@ -90,6 +103,8 @@ export async function privatePostgres(options: PrivatePostgresOptions = {}): Pro
     down: async () => {
       await pg('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop']).catch(() => undefined);
     },
+    freeze: () => signalServer('SIGSTOP'),
+    thaw: () => signalServer('SIGCONT'),
     destroy: async () => {
       await pg('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']).catch(() => undefined);
       process.off('exit', stopOnExit);
