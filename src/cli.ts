@@ -18,7 +18,7 @@ import {
 } from './store/entities.ts';
 import { replayDeliveries } from './store/integrations.ts';
 import { ROLES, startChorus, type Role } from './roles/start.ts';
-import { startAllRoles } from './roles/supervisor.ts';
+import { startAllRoles, type ReadinessReport } from './roles/supervisor.ts';
 
 const USAGE = `Usage:
   chorus start [--role all|edge|processor|integrations]  serve (default role: all)
@@ -93,6 +93,14 @@ async function start(args: string[]): Promise<number> {
   }
   if (chorus.port !== undefined)
     process.stdout.write(`Chorus is serving on http://127.0.0.1:${chorus.port}\n`);
+  // A child of `chorus start` (role all) tells its parent whether it is ready (roles/supervisor.ts).
+  const reporting = setInterval(() => {
+    if (!process.send || !process.connected) return;
+    void Promise.resolve(chorus.readiness.current()).then((reply) => {
+      const report: ReadinessReport = { type: 'readiness', ready: reply.status === 200 };
+      if (process.connected) process.send?.(report);
+    });
+  }, 1_000).unref();
   await new Promise<void>((resolve) => {
     const shutdown = () => {
       process.off('SIGINT', shutdown);
@@ -108,6 +116,7 @@ async function start(args: string[]): Promise<number> {
       if (!process.connected) shutdown();
     }
   });
+  clearInterval(reporting);
   await chorus.stop();
   // The channel to a parent would keep this process alive.
   if (process.connected) process.disconnect();

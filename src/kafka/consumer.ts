@@ -10,7 +10,9 @@
 // would then keep running without consuming. So kafkajs restarts nothing itself here
 // (`restartOnFailure` is false): every crash, whatever its cause, is followed by a new consumer,
 // with a jittered backoff capped at a few seconds, for as long as this one is not stopped.
-// `isRunning()` is true only between joining the group and the next crash: readiness and the
+// `isRunning()` is true only between joining the group and the next crash, and while no partition's
+// batch keeps failing in the handler (kafkajs retries a failed batch itself before it crashes, and a
+// handler that fails on every batch, a bug or a missing table, consumes nothing): readiness and the
 // `chorus_kafka_consumer_running` gauge follow it. A crash is logged once (error) when the consumer
 // stops running, and its recovery once (info); the crashes in between are counted, not logged.
 import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
@@ -81,9 +83,24 @@ export async function runConsumer(
   let restarting: Promise<void> | undefined;
   let attempt = 0;
 
+  /** Partitions whose latest batch failed in the handler; cleared by the next batch that passes. */
+  const failing = new Set<number>();
+  const isRunning = () => running && failing.size === 0;
   const setRunning = (value: boolean) => {
     running = value;
-    options.metrics?.kafka.consumerRunning.set(group, value ? 1 : 0);
+    if (!value) failing.clear(); // a new consumer starts over
+    options.metrics?.kafka.consumerRunning.set(group, isRunning() ? 1 : 0);
+  };
+  const batchFailed = (partition: number, error: unknown) => {
+    if (failing.size === 0)
+      log.error({ err: error, partition }, 'batches fail in the handler; retrying them');
+    failing.add(partition);
+    options.metrics?.kafka.consumerRunning.set(group, 0);
+  };
+  const batchPassed = (partition: number) => {
+    if (!failing.delete(partition) || failing.size > 0) return;
+    log.info('batches apply again');
+    options.metrics?.kafka.consumerRunning.set(group, isRunning() ? 1 : 0);
   };
   setRunning(false);
 
@@ -201,7 +218,13 @@ export async function runConsumer(
         topic: batch.topic,
         trace: traces[i]!,
       }));
-      await options.handler(messages, context);
+      try {
+        await options.handler(messages, context);
+      } catch (error) {
+        batchFailed(batch.partition, error);
+        throw error; // kafkajs retries the batch, then crashes the consumer, which is restarted
+      }
+      batchPassed(batch.partition);
       if (!isActive()) return false; // not committed: the new owner of the partition redoes the batch
       // resolveOffset moves this consumer's fetch position past the batch; the commit makes it durable.
       payload.resolveOffset(batch.lastOffset());
@@ -225,7 +248,7 @@ export async function runConsumer(
     throw error;
   }
   return {
-    isRunning: () => running,
+    isRunning,
     async stop() {
       stopping = true;
       clearTimeout(restartTimer);

@@ -40,6 +40,20 @@ export function createKafka(config: Config['kafka'], logger: Logger): Kafka {
   });
 }
 
+const EXPECTED_TRANSIENTS = new RegExp(
+  [
+    '^Connection error',
+    '^Connection timeout',
+    '^Failed to connect to seed broker',
+    'group coordinator is not available',
+    'coordinator is loading',
+    'not the leader for that topic-partition',
+    'no leader for this topic-partition',
+    '^Error when calling eachBatch', // the consumer logs a failing handler once (consumer.ts)
+  ].join('|'),
+  'i',
+);
+
 /**
  * kafkajs logs every retried request error (a leader moving, a coordinator loading, a refused
  * connection) at ERROR although it retries them itself: those are warnings. An exhausted retry is
@@ -50,6 +64,9 @@ export function createKafka(config: Config['kafka'], logger: Logger): Kafka {
 function levelOf(level: logLevel, message: string): 'error' | 'warn' | 'debug' {
   if (message.startsWith('Limiting retries for the idempotent producer')) return 'debug';
   if (message.startsWith('Crash: ')) return 'debug';
+  // Each attempt during an outage or a leader move; the publisher, the consumers and readiness
+  // report the outage itself once when it starts and once when it ends.
+  if (EXPECTED_TRANSIENTS.test(message)) return 'debug';
   if (level <= logLevel.ERROR)
     return /retries exceeded|NumberOfRetriesExceeded/i.test(message) ? 'error' : 'warn';
   return level === logLevel.WARN ? 'warn' : 'debug';

@@ -55,6 +55,8 @@ export class Publisher {
   private inFlight: Promise<void> | undefined;
   private producer: Promise<Producer> | undefined;
   private closed = false;
+  /** Batches that failed since the last one that was acknowledged. */
+  private failedBatches = 0;
 
   constructor(
     private readonly kafka: Kafka,
@@ -169,9 +171,15 @@ export class Publisher {
         deadline,
       ]);
       endTimer?.({ outcome: 'acknowledged' });
+      if (this.failedBatches > 0) {
+        this.logger.info({ failedBatches: this.failedBatches }, 'kafka writes work again');
+        this.failedBatches = 0;
+      }
     } catch (cause) {
       endTimer?.({ outcome: 'failed' });
-      this.logger.warn({ err: cause, events: batch.length }, 'kafka write failed; answering unavailable');
+      // Once per outage: every failed write is answered (503, a retried batch) and measured.
+      const level = this.failedBatches++ === 0 ? 'warn' : 'debug';
+      this.logger[level]({ err: cause, events: batch.length }, 'kafka write failed; answering unavailable');
       this.replaceProducer(producer);
       failure = unavailable('The event log', cause);
     } finally {

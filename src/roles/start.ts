@@ -13,7 +13,7 @@ import { ensureDatabase } from '../store/database.ts';
 import { instrumentStore, openStore, type Orm } from '../store/orm.ts';
 import { createMetrics, serveMetrics } from '../observability/metrics.ts';
 import { countUnavailableIn } from '../edge/outages.ts';
-import { watchReadiness } from '../edge/health.ts';
+import { watchReadiness, type Readiness } from '../edge/health.ts';
 import type { RunningConsumer } from '../kafka/consumer.ts';
 import { startTracing } from '../observability/tracing.ts';
 import { startErrorTracking } from '../observability/error-tracking.ts';
@@ -43,6 +43,8 @@ export interface Chorus {
   metricsPort: number | undefined;
   /** Set on the first run against an empty store, when DATABASE_URL is not configured. */
   demo: DemoEnvironment | undefined;
+  /** This process's readiness (what /api/v2/health answers). */
+  readiness: Readiness;
   stop(): Promise<void>;
 }
 
@@ -52,6 +54,11 @@ export interface StartOptions {
   logger?: Logger;
   /** Bring up local Kafka/PostgreSQL/Redis when the configuration does not name them (default true). */
   localServices?: boolean;
+  /**
+   * The consumers of other processes this one answers readiness for (role `all`: its children);
+   * false while one of them does not consume.
+   */
+  workersReady?: () => boolean;
 }
 
 export async function startChorus({
@@ -59,6 +66,7 @@ export async function startChorus({
   env = process.env,
   logger: given,
   localServices = true,
+  workersReady = () => true,
 }: StartOptions): Promise<Chorus> {
   const config = loadConfig(env);
   const errorTracking = config.errorTracking
@@ -103,7 +111,8 @@ export async function startChorus({
     const readiness = watchReadiness({
       main_database: () => orm.isConnected(),
       cache_database: () => (servesEdge ? redisAnswers(redis) : Promise.resolve(true)),
-      event_log: async () => consumers.every((c) => c.isRunning()) && (await kafkaAnswers(kafka, 1500)),
+      event_log: async () =>
+        consumers.every((c) => c.isRunning()) && workersReady() && (await kafkaAnswers(kafka, 1500)),
     });
     stops.push(() => readiness.stop());
     let metricsPort: number | undefined;
@@ -180,7 +189,7 @@ export async function startChorus({
     }
 
     logger.info({ role, port }, 'chorus started');
-    return { config, databaseUrl, logger, orm, port, metricsPort, demo, stop };
+    return { config, databaseUrl, logger, orm, port, metricsPort, demo, readiness, stop };
   } catch (error) {
     await stop();
     throw error;

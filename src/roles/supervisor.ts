@@ -5,6 +5,10 @@
 // child that ends is started again (after 1 s, doubling up to 30 s while it keeps ending quickly).
 // On stop the children are stopped first (they leave their consumer groups), then the edge and
 // the local services.
+//
+// Readiness: each child reports its own over the IPC channel every second (see cli.ts), and this
+// process's /api/v2/health says `event_log: false` while a child is not running, has not reported
+// for a few seconds, or reports that it does not consume.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from '../logger.ts';
@@ -18,12 +22,31 @@ const HEALTHY_RUN_MS = 60_000;
 const MAX_RESTART_DELAY_MS = 30_000;
 /** How long a child has to stop after SIGTERM before it is killed. */
 const STOP_TIMEOUT_MS = 30_000;
+/** A child's readiness report older than this counts as not ready (a child that hangs). */
+const REPORT_TTL_MS = 5_000;
+
+/** What a child sends its parent over the IPC channel. */
+export interface ReadinessReport {
+  type: 'readiness';
+  ready: boolean;
+}
+
+interface Supervised {
+  isReady(): boolean;
+  stop(): Promise<void>;
+}
 
 export async function startAllRoles(
   options: { env?: NodeJS.ProcessEnv; logger?: Logger } = {},
 ): Promise<Chorus> {
   const env = options.env ?? process.env;
-  const chorus = await startChorus({ role: 'edge', env, ...(options.logger && { logger: options.logger }) });
+  let children: Supervised[] = [];
+  const chorus = await startChorus({
+    role: 'edge',
+    env,
+    ...(options.logger && { logger: options.logger }),
+    workersReady: () => children.length > 0 && children.every((child) => child.isReady()),
+  });
   const { config } = chorus;
   const childEnv = (role: ChildRole, index: number): NodeJS.ProcessEnv => ({
     ...env,
@@ -34,7 +57,7 @@ export async function startAllRoles(
     // Each process exposes its own metrics (and a child its readiness) on the next port up.
     ...(config.metrics.enabled && { PROMETHEUS_EXPORTER_PORT: String(config.metrics.port + 1 + index) }),
   });
-  const children = CHILD_ROLES.map((role, index) =>
+  children = CHILD_ROLES.map((role, index) =>
     supervise(role, childEnv(role, index), chorus.logger.child({ component: 'supervisor', role })),
   );
   return {
@@ -46,8 +69,9 @@ export async function startAllRoles(
   };
 }
 
-function supervise(role: ChildRole, env: NodeJS.ProcessEnv, logger: Logger): { stop(): Promise<void> } {
+function supervise(role: ChildRole, env: NodeJS.ProcessEnv, logger: Logger): Supervised {
   let child: ChildProcess | undefined;
+  let report: { ready: boolean; at: number } | undefined;
   let stopping = false;
   let delayMs = 1_000;
   let timer: NodeJS.Timeout | undefined;
@@ -63,11 +87,17 @@ function supervise(role: ChildRole, env: NodeJS.ProcessEnv, logger: Logger): { s
       detached: true,
     });
     child = running;
+    report = undefined;
+    running.on('message', (message: Partial<ReadinessReport>) => {
+      if (message.type === 'readiness' && child === running)
+        report = { ready: message.ready === true, at: Date.now() };
+    });
     let ended = false;
     const restart = (details: Record<string, unknown>) => {
       if (ended) return;
       ended = true;
       child = undefined;
+      report = undefined;
       if (stopping) return;
       if (Date.now() - startedAt > HEALTHY_RUN_MS) delayMs = 1_000;
       logger.error({ ...details, restartInMs: delayMs }, `the ${role} process ended; starting it again`);
@@ -80,6 +110,7 @@ function supervise(role: ChildRole, env: NodeJS.ProcessEnv, logger: Logger): { s
   run();
 
   return {
+    isReady: () => report !== undefined && report.ready && Date.now() - report.at < REPORT_TTL_MS,
     stop: async () => {
       stopping = true;
       clearTimeout(timer);

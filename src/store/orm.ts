@@ -98,7 +98,7 @@ export async function openStore(databaseUrl: string, logger?: Logger): Promise<O
  */
 export async function migrate(orm: Orm, logger?: Logger): Promise<string[]> {
   const migrations = await MikroORM.init(
-    ormOptions(orm.config.get('clientUrl')!, logger, { timeouts: false }),
+    ormOptions(orm.config.get('clientUrl'), logger, { timeouts: false }),
   );
   try {
     const applied = await migrations.getMigrator().up();

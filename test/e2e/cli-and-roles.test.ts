@@ -2,6 +2,7 @@
 // running as separate processes against the same Kafka and PostgreSQL.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { call } from '../helpers/chorus.ts';
 import { createTestWorld, type TestWorld } from '../helpers/env.ts';
@@ -80,4 +81,45 @@ describe('chorus command', () => {
       assert.equal(await processor.stop(), 0, 'the processor stops cleanly on SIGTERM');
     }
   });
+
+  test('under role all, the health of the edge process turns 503 while its processor child is down (kill -9), and 200 once it runs again', async () => {
+    const all = await startChorusProcess(['start', '--role', 'all'], world.env, /serving on (http:\/\/\S+)/);
+    const base = all.match[1]!;
+    const health = async () => (await call(base, 'GET', '/api/v2/health')).status;
+    try {
+      await waitFor(async () => (await health()) === 200, { what: 'role all ready', timeoutMs: 60_000 });
+      const processor = descendants(all.child.pid!).find((p) => p.args.includes('start --role processor'));
+      assert.ok(processor, 'a processor child runs');
+      process.kill(processor.pid, 'SIGKILL');
+      await waitFor(async () => (await health()) === 503, {
+        what: 'health to see the processor child gone',
+        timeoutMs: 10_000,
+        intervalMs: 100,
+      });
+      await waitFor(async () => (await health()) === 200, {
+        what: 'health to see the processor child back',
+        timeoutMs: 60_000,
+      });
+    } finally {
+      assert.equal(await all.stop(), 0, 'role all stops cleanly on SIGTERM');
+    }
+  });
 });
+
+/** The processes below `pid`, with their command lines. */
+function descendants(pid: number): { pid: number; args: string }[] {
+  const rows = execFileSync('ps', ['-eo', 'pid=,ppid=,args='], { encoding: 'utf8' })
+    .split('\n')
+    .map((line) => /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(line))
+    .filter((m): m is RegExpExecArray => m !== null)
+    .map((m) => ({ pid: Number(m[1]), ppid: Number(m[2]), args: m[3]! }));
+  const found: { pid: number; args: string }[] = [];
+  const walk = (parent: number) => {
+    for (const row of rows.filter((r) => r.ppid === parent)) {
+      found.push(row);
+      walk(row.pid);
+    }
+  };
+  walk(pid);
+  return found;
+}
