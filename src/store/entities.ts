@@ -175,14 +175,18 @@ export const ContactAttributeKey = defineEntity({
 });
 export type ContactAttributeKey = InferEntity<typeof ContactAttributeKey>;
 
-/** One row per response counted in a quota: counting is exact and idempotent. */
+/**
+ * One row per response counted in a quota: counting is exact and idempotent. A quota is named by
+ * its survey and its id (quota ids are chosen by clients, unique only within a survey), so the key
+ * starts with the survey: counts and locks are per survey, never across tenants.
+ */
 export const QuotaMember = defineEntity({
   name: 'QuotaMember',
   tableName: 'quota_members',
   properties: {
+    surveyId: p.string().primary(),
     quotaId: p.string().primary(),
     responseId: p.string().primary(),
-    surveyId: p.string().index(),
     createdAt: p.datetime().defaultRaw('now()'),
   },
 });
