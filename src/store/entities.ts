@@ -265,6 +265,11 @@ export const Delivery = defineEntity({
     status: p.enum([...DELIVERY_STATUSES]).default('pending'),
     attempts: p.integer().default(0),
     nextAttemptAt: p.datetime().defaultRaw('now()'),
+    /**
+     * When the current send was claimed (switched to `sending`). Set only by the claim, never by a
+     * recovery renewing its lease (`updatedAt`): an interrupted send is looked for from here.
+     */
+    claimedAt: p.datetime().nullable(),
     lastError: p.text().nullable(),
     /** The provider's id of what was created (Slack message ts, Notion page id). */
     externalId: p.string().nullable(),
