@@ -9,10 +9,10 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 
 /**
  * Locks the contacts `ids` until the transaction of `tx` ends, waiting for whoever holds them.
- * One statement per batch. Transaction-scoped advisory locks on the two-int key space (so they
- * never meet the single-key locks of quotas or of start-up), keyed by a hash of the id: a hash
- * collision only makes two contacts wait for each other. The keys are taken in ascending order,
- * so two batches never wait for each other in a cycle.
+ * One statement per batch. Transaction-scoped advisory locks in their own class of the two-int key
+ * space (so they never meet the quotas' class or start-up's single-key lock), keyed by a hash of
+ * the id: a hash collision only makes two contacts wait for each other. The keys are taken in
+ * ascending order, so two batches never wait for each other in a cycle.
  */
 export async function lockContacts(
   tx: EntityManager,

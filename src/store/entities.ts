@@ -175,14 +175,18 @@ export const ContactAttributeKey = defineEntity({
 });
 export type ContactAttributeKey = InferEntity<typeof ContactAttributeKey>;
 
-/** One row per response counted in a quota: counting is exact and idempotent. */
+/**
+ * One row per response counted in a quota: counting is exact and idempotent. A quota is named by
+ * its survey and its id (quota ids are chosen by clients, unique only within a survey), so the key
+ * starts with the survey: counts and locks are per survey, never across tenants.
+ */
 export const QuotaMember = defineEntity({
   name: 'QuotaMember',
   tableName: 'quota_members',
   properties: {
+    surveyId: p.string().primary(),
     quotaId: p.string().primary(),
     responseId: p.string().primary(),
-    surveyId: p.string().index(),
     createdAt: p.datetime().defaultRaw('now()'),
   },
 });
@@ -261,6 +265,11 @@ export const Delivery = defineEntity({
     status: p.enum([...DELIVERY_STATUSES]).default('pending'),
     attempts: p.integer().default(0),
     nextAttemptAt: p.datetime().defaultRaw('now()'),
+    /**
+     * When the current send was claimed (switched to `sending`). Set only by the claim, never by a
+     * recovery renewing its lease (`updatedAt`): an interrupted send is looked for from here.
+     */
+    claimedAt: p.datetime().nullable(),
     lastError: p.text().nullable(),
     /** The provider's id of what was created (Slack message ts, Notion page id). */
     externalId: p.string().nullable(),

@@ -3,7 +3,6 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { newId } from '../ids.ts';
 import {
   Delivery,
-  Environment,
   Integration,
   IntegrationLink,
   Survey,
@@ -52,7 +51,11 @@ export function deliveryRecord(row: Delivery) {
   };
 }
 
-/** Connecting again replaces the token of the environment's integration of that provider. */
+/**
+ * Connecting again replaces the token of the environment's integration of that provider (same id).
+ * One upsert on the (environment_id, provider) key: two first connects at once both succeed, the
+ * last one's token stays, and neither meets the unique constraint.
+ */
 export async function saveIntegration(
   em: EntityManager,
   input: {
@@ -63,27 +66,16 @@ export async function saveIntegration(
   },
 ): Promise<Integration> {
   const fork = em.fork();
-  const existing = await fork.findOne(Integration, {
-    environment: input.environmentId,
-    provider: input.provider,
-  });
-  const row =
-    existing ??
-    fork.create(Integration, {
-      id: newId('int'),
-      environment: fork.getReference(Environment, input.environmentId),
-      provider: input.provider,
-      tokenCiphertext: input.tokenCiphertext,
-      account: input.account,
-    });
-  fork.assign(row, {
-    tokenCiphertext: input.tokenCiphertext,
-    account: input.account,
-    status: 'connected',
-    updatedAt: new Date(),
-  });
-  await fork.flush();
-  return row;
+  const [row] = await fork.execute<[Record<string, unknown>]>(
+    `insert into integrations (id, environment_id, provider, status, token_ciphertext, account, created_at, updated_at)
+     values (?, ?, ?, 'connected', ?, ?::jsonb, now(), now())
+     on conflict (environment_id, provider) do update
+       set status = 'connected', token_ciphertext = excluded.token_ciphertext,
+           account = excluded.account, updated_at = excluded.updated_at
+     returning *`,
+    [newId('int'), input.environmentId, input.provider, input.tokenCiphertext, JSON.stringify(input.account)],
+  );
+  return fork.map(Integration, row);
 }
 
 export function listIntegrations(em: EntityManager, environmentIds: string[], page: PageRequest) {

@@ -4,6 +4,9 @@ import { createTestWorld } from '../../test/helpers/env.ts';
 import { openStore } from './orm.ts';
 import { prepareStore } from './prepare.ts';
 import { createLogger } from '../logger.ts';
+import { createEnvironment } from './environments.ts';
+import { createLink, insertDeliveries, saveIntegration } from './integrations.ts';
+import { createSurvey } from './surveys.ts';
 
 test('the checked-in migrations create exactly the schema the entities describe', async () => {
   const world = await createTestWorld('migrations');
@@ -26,6 +29,99 @@ test('preparing a store twice applies nothing the second time and creates the de
     const [first, second] = await Promise.all([prepareStore(orm, logger), prepareStore(orm, logger)]);
     assert.equal([first, second].filter(Boolean).length, 1, 'exactly one demo environment');
     assert.equal(await prepareStore(orm, logger), undefined);
+  } finally {
+    await orm.close();
+    await world.cleanup();
+  }
+});
+
+test('quota counts made before quota membership was scoped to the survey are kept, each with its survey', async () => {
+  const world = await createTestWorld('migrations_quotas');
+  const orm = await openStore(world.databaseUrl);
+  try {
+    await orm.getMigrator().up({ to: 'Migration20261123020000_oauth_attempts' });
+    const em = orm.em.fork();
+    const before = [
+      { quota_id: 'shared-x', response_id: 'rsp_a1', survey_id: 'srv_a' },
+      { quota_id: 'shared-x', response_id: 'rsp_b1', survey_id: 'srv_b' },
+      { quota_id: 'shared-x', response_id: 'rsp_b2', survey_id: 'srv_b' },
+      { quota_id: 'other', response_id: 'rsp_a1', survey_id: 'srv_a' },
+    ];
+    for (const row of before)
+      await em.execute('insert into quota_members (quota_id, response_id, survey_id) values (?, ?, ?)', [
+        row.quota_id,
+        row.response_id,
+        row.survey_id,
+      ]);
+
+    await prepareStore(orm, createLogger('fatal'), { demo: false });
+    const after = await em.execute<{ quota_id: string; response_id: string; survey_id: string }[]>(
+      'select quota_id, response_id, survey_id from quota_members order by survey_id, quota_id, response_id',
+    );
+    assert.deepEqual(
+      after.map((r) => ({ ...r })),
+      [before[3], before[0], before[1], before[2]],
+    );
+    const counts = await em.execute<{ survey_id: string; members: string }[]>(
+      `select survey_id, count(*) as members from quota_members where quota_id = 'shared-x' group by survey_id order by survey_id`,
+    );
+    assert.deepEqual(
+      counts.map((c) => [c.survey_id, Number(c.members)]),
+      [
+        ['srv_a', 1],
+        ['srv_b', 2],
+      ],
+    );
+  } finally {
+    await orm.close();
+    await world.cleanup();
+  }
+});
+
+test('a delivery left sending before claim times were kept is searched for from its creation', async () => {
+  const world = await createTestWorld('migrations_claimed_at');
+  const orm = await openStore(world.databaseUrl);
+  try {
+    await orm.getMigrator().up({ to: 'Migration20261124000000_quota_members_per_survey' });
+    const em = orm.em.fork();
+    const { environmentId } = await createEnvironment(em, { plan: 'enterprise', name: 'claimed at' });
+    const survey = await createSurvey(em, { environmentId, status: 'inProgress' });
+    const integration = await saveIntegration(em, {
+      environmentId,
+      provider: 'slack',
+      tokenCiphertext: 'unused',
+      account: {},
+    });
+    const link = await createLink(em, {
+      integrationId: integration.id,
+      surveyId: survey.id,
+      targetId: 'C1',
+      mapping: [],
+    });
+    const target = { id: link.id, surveyId: survey.id, integrationId: integration.id };
+    await insertDeliveries(em, [
+      { responseId: 'rsp_sending', link: target, response: {}, trace: {} },
+      { responseId: 'rsp_pending', link: target, response: {}, trace: {} },
+    ]);
+    // Its lease renewed by a recovery since: updated_at no longer says when it was claimed.
+    await em.execute(
+      `update deliveries set status = 'sending', created_at = now() - interval '1 hour' where response_id = 'rsp_sending'`,
+    );
+
+    await prepareStore(orm, createLogger('fatal'), { demo: false });
+    const rows = await em.execute<
+      { response_id: string; unclaimed: boolean; from_creation: boolean | null }[]
+    >(
+      `select response_id, claimed_at is null as unclaimed, claimed_at = created_at as from_creation
+       from deliveries order by response_id`,
+    );
+    assert.deepEqual(
+      rows.map((r) => ({ ...r })),
+      [
+        { response_id: 'rsp_pending', unclaimed: true, from_creation: null },
+        { response_id: 'rsp_sending', unclaimed: false, from_creation: true },
+      ],
+    );
   } finally {
     await orm.close();
     await world.cleanup();

@@ -77,6 +77,14 @@ export async function fullQuotas(
   return quotas.filter((q) => (byId.get(q.id) ?? 0) >= q.limit).map((q) => q.id);
 }
 
+/** Pauses a survey in progress (a quota with the action `endSurvey` filled), in the caller's transaction. */
+export async function pauseSurvey(tx: EntityManager, surveyId: string): Promise<void> {
+  await tx.execute(
+    `update surveys set status = 'paused', updated_at = now() where id = ? and status = 'inProgress'`,
+    [surveyId],
+  );
+}
+
 /** A survey as the management API shows it: `questions` too when every block holds one element. */
 export function surveyRecord(survey: Survey) {
   const blocks = survey.blocks as Block[];

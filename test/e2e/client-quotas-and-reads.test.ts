@@ -41,6 +41,42 @@ describe('quotas, the Formbricks client and management reads', () => {
     assert.equal(sixth.body.message, 'Survey is not accepting submissions');
   });
 
+  test("a quota id another tenant's survey also uses is counted per survey: the other's responses never fill it", async () => {
+    // Quota ids are chosen by clients, so two tenants may pick the same one.
+    const tenantA = await app.createEnvironment();
+    const tenantB = await app.createEnvironment();
+    const surveyA = await app.createSurvey({
+      environmentId: tenantA.environmentId,
+      questions: QUESTIONS,
+      quotas: [{ id: 'shared-x', name: 'A: first three', limit: 3, action: 'endSurvey' }],
+    });
+    const surveyB = await app.createSurvey({
+      environmentId: tenantB.environmentId,
+      questions: QUESTIONS,
+      quotas: [{ id: 'shared-x', name: 'B: plenty', limit: 1000, action: 'endSurvey' }],
+    });
+    const respondIn = (environmentId: string, surveyId: string) =>
+      call(app.baseUrl, 'POST', `/api/v1/client/${environmentId}/responses`, {
+        surveyId,
+        finished: true,
+        data: { feedback: 'ok' },
+      });
+    const members = (surveyId: string) => em().count(QuotaMember, { surveyId, quotaId: 'shared-x' });
+
+    for (let i = 0; i < 2; i++) assert.equal((await respondIn(tenantB.environmentId, surveyB)).status, 200);
+    await waitFor(async () => (await members(surveyB)) === 2, { what: "B's two responses counted" });
+    assert.equal((await respondIn(tenantA.environmentId, surveyA)).status, 200);
+    await waitFor(async () => (await members(surveyA)) === 1, { what: "A's first response counted" });
+
+    assert.equal((await em().findOneOrFail(Survey, { id: surveyA })).status, 'inProgress');
+    const next = await respondIn(tenantA.environmentId, surveyA);
+    assert.equal(next.status, 200, JSON.stringify(next.body));
+    assert.equal(next.body.data.quotaFull, false);
+    await waitFor(async () => (await members(surveyA)) === 2, { what: "A's second response counted" });
+    assert.equal((await em().findOneOrFail(Survey, { id: surveyA })).status, 'inProgress');
+    assert.equal(await members(surveyB), 2, "B's count is its own");
+  });
+
   test('a full continueSurvey quota answers quotaFull with the quota, counts no more, and keeps the survey open', async () => {
     const surveyId = await app.createSurvey({
       environmentId: env,

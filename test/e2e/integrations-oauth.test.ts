@@ -105,6 +105,37 @@ describe('integrations: OAuth state is single use and bound to the browser', () 
     assert.equal((await integrationsOf(access.environmentId)).length, 1);
   });
 
+  test('two first connects of one provider at once both succeed and leave one integration', async () => {
+    // Two browsers (or two tabs) of one environment connect Slack at the same time, each with its
+    // own attempt; several environments at once, so that the two callbacks surely overlap.
+    const environments = await Promise.all([1, 2, 3, 4].map(() => app.createEnvironment()));
+    const callbacks = await Promise.all(
+      environments.flatMap((access) =>
+        [1, 2].map(async () => {
+          const { location, cookie } = await openConnectUrl(
+            app.baseUrl,
+            await startConnect(app.baseUrl, access, 'slack'),
+          );
+          return { state: location.searchParams.get('state')!, cookie };
+        }),
+      ),
+    );
+    const answers = await Promise.all(
+      callbacks.map(({ state, cookie }) =>
+        callCallback(app.baseUrl, 'slack', { code: slack.codes.issue(), state, cookie }),
+      ),
+    );
+    for (const answer of answers) assert.equal(answer.status, 200, JSON.stringify(answer.body));
+    for (const [i, access] of environments.entries()) {
+      const stored = await integrationsOf(access.environmentId);
+      assert.equal(stored.length, 1);
+      const [first, second] = [answers[2 * i]!, answers[2 * i + 1]!];
+      assert.equal(first.body.data.id, stored[0]!.id);
+      assert.equal(second.body.data.id, stored[0]!.id);
+      assert.equal(stored[0]!.status, 'connected');
+    }
+  });
+
   test('a callback without the cookie of the browser that opened the connect URL answers 400 and connects nothing', async () => {
     const access = await app.createEnvironment();
     const { location, cookie } = await openConnectUrl(

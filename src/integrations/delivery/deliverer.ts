@@ -10,9 +10,11 @@
 // A worker that died mid-call leaves `sending` behind, and the provider may or may not have the
 // message. After a lease (longer than any provider call) another worker asks the provider: every
 // Slack message carries its delivery id as message metadata, and every Notion page a marker block
-// with it, looked for among the pages created since the claim. Found: `delivered`. Not there:
-// `pending`, sent again. When the provider cannot tell (no history scope, provider down): `failed`,
-// replayable, because sending blindly could post a second message.
+// with it, looked for among what was created since the send was claimed (`claimed_at`, which only
+// the claim sets: a recovery renews the lease in `updated_at`, so one that dies or fails leaves the
+// next one the original window). Found: `delivered`. Not there: `pending`, sent again. When the
+// provider cannot tell (no history scope, provider down): `failed`, replayable, because sending
+// blindly could post a second message.
 //
 // An integration marked `needs_reconnect` is paused: its due deliveries are not claimed and stay
 // `pending` until it is connected again (saveIntegration sets it back to `connected`), then they go
@@ -91,12 +93,13 @@ export function startDeliverer(deps: DelivererDeps): RunningDeliverer {
 }
 
 /**
- * Due `pending` deliveries, switched to `sending`. Those of an integration that needs a reconnect are
- * left alone: with a dead token every attempt would fail and dead-letter, so they wait, still due.
+ * Due `pending` deliveries, switched to `sending`, with the time of the claim (the send starts after
+ * it). Those of an integration that needs a reconnect are left alone: with a dead token every
+ * attempt would fail and dead-letter, so they wait, still due.
  */
 async function claimDue(em: EntityManager): Promise<string[]> {
   const rows = await em.fork().execute<{ id: string }[]>(
-    `update deliveries set status = 'sending', attempts = attempts + 1, updated_at = now()
+    `update deliveries set status = 'sending', attempts = attempts + 1, claimed_at = now(), updated_at = now()
      where id in (select d.id from deliveries d
                   where d.status = 'pending' and d.next_attempt_at <= now()
                     and not exists (select 1 from integrations i
@@ -108,17 +111,20 @@ async function claimDue(em: EntityManager): Promise<string[]> {
 }
 
 /**
- * Deliveries whose worker died mid-send (in `sending` past the lease), with the time they were
- * claimed. Taking them renews the lease, so two workers never look into the same one.
+ * Deliveries whose worker died mid-send (in `sending` past the lease), with the time their send was
+ * claimed. Taking them renews the lease (`updated_at`), so two workers never look into the same
+ * one; the claim time stays, so a recovery that is itself interrupted (it dies, or our store fails)
+ * leaves the next one the window that holds the send.
  */
 async function claimInterrupted(em: EntityManager, leaseSeconds: number) {
+  // A row without a claim time (none should be) is searched from its creation: wider, never too late.
   const rows = await em.fork().execute<{ id: string; claimed_at: Date }[]>(
     `update deliveries d set updated_at = now()
-     from (select id, updated_at from deliveries
+     from (select id from deliveries
            where status = 'sending' and updated_at < now() - make_interval(secs => ?)
            limit ${BATCH} for update skip locked) old
      where d.id = old.id
-     returning d.id, old.updated_at as claimed_at`,
+     returning d.id, coalesce(d.claimed_at, d.created_at) as claimed_at`,
     [leaseSeconds],
   );
   return rows.map((r) => ({ id: r.id, claimedAt: new Date(r.claimed_at) }));
@@ -148,7 +154,8 @@ async function recover(deps: DelivererDeps, id: string, claimedAt: Date, log: Lo
   } catch (error) {
     if (!(error instanceof ProviderError) && isTransient(error)) {
       // Our store, not the provider, failed (PostgreSQL unreachable): the row stays `sending` with
-      // the lease just renewed, and is asked about again after the next lease.
+      // the lease just renewed, and is asked about again after the next lease, from the same
+      // claim time.
       log.warn({ err: error, deliveryId: id }, 'could not settle an interrupted delivery; trying later');
       return;
     }

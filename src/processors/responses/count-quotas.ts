@@ -2,10 +2,16 @@
 // says so — partial) is counted once, while the quota has room. The quota that becomes full is
 // announced to the edges; with the action `endSurvey` its survey is paused.
 //
+// A quota is its survey's: quota ids are only unique within a survey (clients choose them), so
+// every count, insert and lock names the survey too (see store/quota-members.ts).
+//
 // Transactions of different partitions may count for one survey at the same time: an advisory
-// lock per quota (taken in id order, so never in a cycle) makes check-and-insert atomic.
+// lock per quota (all of the batch's taken at once, in key order, so never in a cycle) makes
+// check-and-insert atomic.
 import type { EntityManager } from '../../store/orm.ts';
 import { Survey } from '../../store/entities.ts';
+import { addQuotaMember, countQuotaMembers, lockQuotas } from '../../store/quota-members.ts';
+import { pauseSurvey } from '../../store/surveys.ts';
 import type { Quota } from '../../surveys/definition.ts';
 import { countsTowards, matchesQuota } from '../../surveys/quotas.ts';
 import { announceSurveyChange } from '../../store/survey-changes.ts';
@@ -27,31 +33,18 @@ export async function countQuotas(tx: EntityManager, states: readonly ResponseSt
       }
     }
   }
-  candidates.sort((a, b) => (a.quota.id < b.quota.id ? -1 : a.quota.id > b.quota.id ? 1 : 0));
+  await lockQuotas(
+    tx,
+    candidates.map((c) => ({ surveyId: c.surveyId, quotaId: c.quota.id })),
+  );
 
-  const locked = new Set<string>();
   for (const { quota, surveyId, responseId } of candidates) {
-    if (!locked.has(quota.id)) {
-      await tx.execute('select pg_advisory_xact_lock(hashtext(?))', [`quota:${quota.id}`]);
-      locked.add(quota.id);
-    }
-    const [{ members }] = await tx.execute<[{ members: string }]>(
-      'select count(*) as members from quota_members where quota_id = ?',
-      [quota.id],
-    );
-    if (Number(members) >= quota.limit) continue; // full: this response is screened out, not counted
-    const inserted = await tx.execute<unknown[]>(
-      'insert into quota_members (quota_id, response_id, survey_id) values (?, ?, ?) on conflict do nothing returning 1',
-      [quota.id, responseId, surveyId],
-    );
-    if (inserted.length === 0 || Number(members) + 1 < quota.limit) continue;
+    const key = { surveyId, quotaId: quota.id };
+    const members = await countQuotaMembers(tx, key);
+    if (members >= quota.limit) continue; // full: this response is screened out, not counted
+    if (!(await addQuotaMember(tx, key, responseId)) || members + 1 < quota.limit) continue;
     // This response filled the quota.
-    if (quota.action === 'endSurvey') {
-      await tx.execute(
-        `update surveys set status = 'paused', updated_at = now() where id = ? and status = 'inProgress'`,
-        [surveyId],
-      );
-    }
+    if (quota.action === 'endSurvey') await pauseSurvey(tx, surveyId);
     await announceSurveyChange(tx, surveyId);
   }
 }

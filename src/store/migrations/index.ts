@@ -8,6 +8,8 @@ import { Migration20261122040000_delivery_trace } from './Migration2026112204000
 import { Migration20261123000000_attribute_key_description } from './Migration20261123000000_attribute_key_description.ts';
 import { Migration20261123010000_record_counts } from './Migration20261123010000_record_counts.ts';
 import { Migration20261123020000_oauth_attempts } from './Migration20261123020000_oauth_attempts.ts';
+import { Migration20261124000000_quota_members_per_survey } from './Migration20261124000000_quota_members_per_survey.ts';
+import { Migration20261124010000_delivery_claimed_at } from './Migration20261124010000_delivery_claimed_at.ts';
 
 export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261122000000_foundation', class: Migration20261122000000_foundation },
@@ -21,4 +23,9 @@ export const migrationsList: MigrationObject[] = [
   },
   { name: 'Migration20261123010000_record_counts', class: Migration20261123010000_record_counts },
   { name: 'Migration20261123020000_oauth_attempts', class: Migration20261123020000_oauth_attempts },
+  {
+    name: 'Migration20261124000000_quota_members_per_survey',
+    class: Migration20261124000000_quota_members_per_survey,
+  },
+  { name: 'Migration20261124010000_delivery_claimed_at', class: Migration20261124010000_delivery_claimed_at },
 ];
