@@ -37,6 +37,7 @@ describe('deliverer: a recovery that is itself interrupted', () => {
   const key = randomBytes(32);
   const deadLettered: DeadLetterRecord[] = [];
   const deadLetters: Output<DeadLetterRecord> = {
+    topic: 'dead-letter',
     keyOf: () => 'unused',
     publish: async (record) => void deadLettered.push(record),
   };
