@@ -171,7 +171,15 @@ describe('management API: surveys', () => {
         ids.slice(2, 4),
       );
       assert.equal(page.headers.get('x-total-count'), '5');
-      for (const bad of ['?limit=0', '?limit=1001', '?limit=abc', '?offset=-1']) {
+      for (const bad of [
+        '?limit=0',
+        '?limit=1001',
+        '?limit=abc',
+        '?offset=-1',
+        '?limit=0x10',
+        '?limit=1e2',
+        '?offset=%205',
+      ]) {
         const reply = await list(bad);
         assert.equal(reply.status, 400, bad);
         assert.equal(reply.body.code, 'bad_request');

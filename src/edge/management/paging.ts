@@ -14,7 +14,8 @@ export function parsePage(query: URLSearchParams): Page {
   const read = (name: string, fallback: number, min: number, max: number) => {
     const raw = query.get(name);
     if (raw === null || raw === '') return fallback;
-    const value = Number(raw);
+    // Decimal digits only: Number() would also read `0x10`, `1e2` or ` 5`.
+    const value = /^\d{1,16}$/.test(raw) ? Number(raw) : NaN;
     if (!Number.isInteger(value) || value < min || value > max) {
       problems[name] = `must be an integer between ${min} and ${max}`;
     }
