@@ -98,11 +98,14 @@ describe('unappliable commands', () => {
         world.publisher.publish({ topic: world.topics[topic], key: e.key, value: JSON.stringify(e.value) }),
       ),
     );
-  const unappliable = (key: string) =>
-    waitFor(() => letters.find((l) => l.key === key && l.reason === 'unappliable'), {
-      what: `the dead letter of ${key}`,
+  const deadLettered = (key: string, reason: string) =>
+    waitFor(() => letters.find((l) => l.key === key && l.reason === reason), {
+      what: `the dead letter (${reason}) of ${key}`,
       timeoutMs: 30_000,
     });
+  const unappliable = (key: string) => deadLettered(key, 'unappliable');
+  /** Longer than the varchar(255) columns: PostgreSQL refuses it (22001), the parser does not. */
+  const TOO_LONG = 'x'.repeat(300);
 
   before(async () => {
     world = await createProcessorWorld('unappliable', { KAFKA_PARTITIONS: '1' });
@@ -155,30 +158,41 @@ describe('unappliable commands', () => {
     await world.close();
   });
 
-  test('a response with a NUL or a lone surrogate is dead-lettered as unappliable, and the responses of another environment behind it are stored', async () => {
+  test('a response PostgreSQL refuses is dead-lettered as unappliable, one with a NUL or a lone surrogate as unstorable, and the responses of another environment behind them are stored', async () => {
     const good = Array.from({ length: 10 }, (_, i) => created(envGood, `rsp_good_${i}`, { q1: `fine ${i}` }));
     await write('responses', [
       { key: 'rsp_poison_nul', value: created(envPoison, 'rsp_poison_nul', { q1: 'a\u0000b' }) },
       { key: 'rsp_poison_lone', value: created(envPoison, 'rsp_poison_lone', { 'q\ud800': 'x' }) },
+      {
+        key: 'rsp_poison_long',
+        value: { ...created(envPoison, 'rsp_poison_long', { q1: 'x' }), language: TOO_LONG },
+      },
       ...good.map((c) => ({ key: c.responseId, value: c })),
     ]);
     await waitFor(
       async () => (await world.orm.em.fork().count(Response, { environmentId: envGood })) === good.length,
       { what: 'the 10 good responses', timeoutMs: 30_000 },
     );
-    const nul = await unappliable('rsp_poison_nul');
-    assert.equal(nul.detail?.sqlState, '22P05');
-    assert.equal(nul.detail?.error, 'unsupported Unicode escape sequence');
-    assert.equal((await unappliable('rsp_poison_lone')).detail?.sqlState, '22P02');
+    const nul = await deadLettered('rsp_poison_nul', 'unstorable_event');
+    assert.deepEqual(nul.detail, {
+      'event.data.q1': 'must not contain a NUL character or an unpaired surrogate',
+    });
+    await deadLettered('rsp_poison_lone', 'unstorable_event');
+    const long = await unappliable('rsp_poison_long');
+    assert.equal(long.detail?.sqlState, '22001');
     assert.equal(await world.orm.em.fork().count(Response, { environmentId: envPoison }), 0);
     const counted = await metrics.registry.getSingleMetricAsString('chorus_events_dead_lettered_total');
-    assert.match(counted, /reason="unappliable"} [2-9]/);
+    assert.match(counted, /reason="unappliable"} [1-9]/);
+    assert.match(counted, /reason="unstorable_event"} [2-9]/);
   });
 
   test("an unappliable update is skipped as if never sent: the response's commands before and after it are applied in order", async () => {
     await write('responses', [
       { key: 'rsp_order', value: created(envPoison, 'rsp_order', { q1: 'before' }) },
-      { key: 'rsp_order', value: updated(envPoison, 'rsp_order', { q2: 'poison\u0000' }) },
+      {
+        key: 'rsp_order',
+        value: { ...updated(envPoison, 'rsp_order', { q2: 'poison' }), language: TOO_LONG },
+      },
       { key: 'rsp_other', value: created(envGood, 'rsp_other', { q1: 'other' }) },
       { key: 'rsp_order', value: updated(envPoison, 'rsp_order', { q3: 'after' }) },
     ]);
@@ -194,31 +208,30 @@ describe('unappliable commands', () => {
     assert.ok(await world.orm.em.fork().findOne(Response, { id: 'rsp_other' }));
   });
 
-  test('an identify with a NUL in an attribute or in its userId is dead-lettered, and the contacts of another environment behind it are stored', async () => {
+  test('an identify PostgreSQL refuses, or with a NUL in an attribute, is dead-lettered, and the contacts of another environment behind it are stored', async () => {
     const good = Array.from({ length: 5 }, (_, i) => identified(envGood, `user-${i}`, { plan: 'pro' }));
     const poisonAttribute = identified(envPoison, 'user-nul', { plan: 'a\u0000b' });
-    const poisonUser = identified(envPoison, 'user\u0000x', { plan: 'pro' });
+    const poisonUser = identified(envPoison, TOO_LONG, { plan: 'pro' });
     await write('contacts', [
       { key: `${envPoison}:user-nul`, value: poisonAttribute },
-      { key: `${envPoison}:user\u0000x`, value: poisonUser },
+      { key: `${envPoison}:${TOO_LONG}`, value: poisonUser },
       ...good.map((c) => ({ key: `${envGood}:${c.userId}`, value: c })),
     ]);
     await waitFor(
       async () => (await world.orm.em.fork().count(Contact, { environment: envGood })) === good.length,
       { what: 'the 5 good contacts', timeoutMs: 30_000 },
     );
-    assert.equal((await unappliable(`${envPoison}:user-nul`)).detail?.sqlState, '22P05');
-    // A NUL in a text value cannot even be sent to PostgreSQL: a protocol error, not a lost connection.
-    assert.equal((await unappliable(`${envPoison}:user\u0000x`)).detail?.sqlState, '08P01');
+    await deadLettered(`${envPoison}:user-nul`, 'unstorable_event');
+    assert.equal((await unappliable(`${envPoison}:${TOO_LONG}`)).detail?.sqlState, '22001');
     assert.equal(await world.orm.em.fork().count(Contact, { environment: envPoison }), 0);
   });
 
-  test('a display with a NUL in its userId is dead-lettered, and the displays behind it are stored', async () => {
+  test('a display PostgreSQL refuses (a userId too long for a contact) is dead-lettered, and the displays behind it are stored', async () => {
     const good = Array.from({ length: 5 }, (_, i) =>
       shown(envGood, `dsp_good_${i}`, i === 0 ? 'viewer' : undefined),
     );
     await write('displays', [
-      { key: 'dsp_poison', value: shown(envPoison, 'dsp_poison', 'user\u0000x') },
+      { key: 'dsp_poison', value: shown(envPoison, 'dsp_poison', TOO_LONG) },
       ...good.map((d) => ({ key: d.displayId, value: d })),
     ]);
     await waitFor(

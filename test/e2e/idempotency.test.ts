@@ -149,6 +149,62 @@ describe('idempotent POSTs', () => {
     );
   });
 
+  test('a retry of a POST whose 503 was stored after all answers its id even after the survey was paused', async () => {
+    const env = await app.createEnvironment();
+    const survey = await app.createSurvey({ environmentId: env.environmentId });
+    const responses = `/api/v1/client/${env.environmentId}/responses`;
+    const displays = `/api/v1/client/${env.environmentId}/displays`;
+    const responseKey = newKey();
+    const displayKey = newKey();
+    const body = { surveyId: survey, finished: true, data: { q: 'landed' } };
+    const first = await call(app.baseUrl, 'POST', responses, body, withKey(responseKey));
+    const shown = await call(app.baseUrl, 'POST', displays, { surveyId: survey }, withKey(displayKey));
+    const id: string = first.body.data.id;
+    const displayId: string = shown.body.data.id;
+    await waitFor(() => storedResponse(app.chorus.orm, id), { what: 'the response', timeoutMs: 60_000 });
+    await waitFor(() => app.chorus.orm.em.fork().findOne(Display, { id: displayId }), {
+      what: 'the display',
+      timeoutMs: 60_000,
+    });
+    // As if both answers had been 503s although Kafka had the writes.
+    const redis = await connected(createRedis(app.world.env.REDIS_URL!));
+    try {
+      for (const [route, key] of [
+        ['responses', responseKey],
+        ['displays', displayKey],
+      ] as const) {
+        const stored = `${PREFIX}idempotency:${route}:${env.environmentId}:${createHash('sha256').update(key).digest('base64url')}`;
+        const record = JSON.parse((await redis.get(stored))!) as Record<string, unknown>;
+        await redis.set(stored, JSON.stringify({ ...record, state: 'failed' }), 'KEEPTTL');
+      }
+    } finally {
+      redis.disconnect();
+    }
+    const paused = await call(
+      app.baseUrl,
+      'PUT',
+      `/api/v1/management/surveys/${survey}`,
+      { status: 'paused' },
+      { 'x-api-key': env.apiKey },
+    );
+    assert.equal(paused.status, 200);
+    assert.equal((await call(app.baseUrl, 'POST', responses, body)).status, 403, 'new responses are refused');
+
+    const retry = await call(
+      `http://127.0.0.1:${second.port}`,
+      'POST',
+      responses,
+      body,
+      withKey(responseKey),
+    );
+    assert.equal(retry.status, 200, JSON.stringify(retry.body));
+    assert.equal(retry.body.data.id, id);
+    const displayRetry = await call(app.baseUrl, 'POST', displays, { surveyId: survey }, withKey(displayKey));
+    assert.equal(displayRetry.status, 200, JSON.stringify(displayRetry.body));
+    assert.equal(displayRetry.body.data.id, displayId);
+    assert.equal(await responsesOf(survey), 1);
+  });
+
   test('a POST answered 503 while Kafka is down, and retried with its key, stores one response', async () => {
     const key = newKey();
     const survey = await app.createSurvey({ environmentId });

@@ -28,7 +28,10 @@ export function clientDisplayRoutes(ctx: ClientContext, idempotency: Idempotency
   ];
 }
 
-async function createDisplay(ctx: ClientContext, request: RouteRequest, { ids }: IdempotentWrite) {
+async function createDisplay(ctx: ClientContext, request: RouteRequest, { ids, retry }: IdempotentWrite) {
+  // A retry of an attempt that was stored after all is answered as that attempt (see responses.ts).
+  const earlier = retry ? await ctx.displays.get(ids.id) : undefined;
+  if (earlier) return { status: 200, body: { data: { id: ids.id, surveyId: earlier.surveyId } } };
   const { environmentId, body, survey } = await openSurveyRequest(ctx, request, CreateBody);
 
   // A retry (Idempotency-Key) writes the first attempt's event again: the processor skips a repeat.

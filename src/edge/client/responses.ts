@@ -88,13 +88,17 @@ export function clientResponseRoutes(ctx: ClientContext, idempotency: Idempotenc
 }
 
 async function createResponse(ctx: ClientContext, request: RouteRequest, { ids, retry }: IdempotentWrite) {
+  // A retry of an attempt that was stored after all (its 503 did not mean "not written") is
+  // answered as that attempt, whatever changed since: the survey may be paused, full or gone now.
+  const earlier = retry ? await ctx.responses.get(ids.id) : undefined;
+  if (earlier && earlier.environmentId === request.params.environmentId)
+    return { status: 200, body: { data: { id: ids.id } } };
   const { environmentId, body, survey } = await openSurveyRequest(ctx, request, CreateBody);
   checkAnswers(survey, body.data, body.finished ? (id) => isAnswered(body.data[id]) : undefined);
-  // A retry whose first attempt was stored already writes its command again (the processor skips
-  // it: same event id); the display and single-use id are then its own, not another response's.
-  const storedBefore = retry && (await ctx.responses.get(ids.id)) !== undefined;
-  if (body.displayId && !storedBefore) await requireLinkableDisplay(ctx, body.displayId, survey.id);
-  if (body.singleUseId && !storedBefore && !(await ctx.singleUseIds.reserve(survey.id, body.singleUseId))) {
+  // A retry whose first attempt is not stored (yet) writes the same command again: the processor
+  // skips it if the first one arrives after all (same event id).
+  if (body.displayId) await requireLinkableDisplay(ctx, body.displayId, survey.id);
+  if (body.singleUseId && !(await ctx.singleUseIds.reserve(survey.id, body.singleUseId))) {
     throw new ChorusError('conflict', 'Response already submitted for this single-use link');
   }
 
