@@ -272,7 +272,7 @@ export const VARIABLES = {
     schema: Type.String({ default: 'chorus:', pattern: '^[A-Za-z0-9:._-]*$' }),
     meaning:
       "Prefix of Chorus's Redis keys (`telemetry:lock`, `telemetry:last-sent`, and the edge's " +
-      '`rate:…` and `idempotency:…` keys).',
+      '`rate:…`, `idempotency:…` and `single-use:…` keys).',
   },
   // Rate limits of the edge, shared by every edge through Redis (0 turns a limit off). Per window of
   // RATE_LIMIT_WINDOW_S: a campaign burst comes from thousands of addresses into one environment, so
@@ -328,7 +328,7 @@ export interface Config {
     readonly rateLimit: RateLimitConfig;
     /** How long an `Idempotency-Key` of a POST is remembered (across edges, in Redis). */
     readonly idempotencyWindowSeconds: number;
-    /** REDIS_KEY_PREFIX, for the edge's shared state (rate limits, idempotency keys). */
+    /** REDIS_KEY_PREFIX, for the edge's shared state (rate limits, idempotency keys, single-use ids). */
     readonly redisKeyPrefix: string;
   };
   /** `explicit` is false when the default was taken (so a local or embedded server may be started). */
