@@ -295,12 +295,14 @@ export const VARIABLES = {
     schema: Type.Integer({ default: 1000, minimum: 0 }),
     meaning: 'Management API requests per window and API key (`0`: no limit).',
   },
-  // How long a request waits for the limiter's answer before it is let through (fail open): above a
-  // loaded Redis's p99 (~10 ms), so that the limit still holds when it matters most.
+  // How long Redis may stay silent before the requests waiting for it are decided without it: above
+  // a loaded Redis's p99 (~10 ms). Measured so that a burst that keeps the edge busy cannot fake a
+  // silence, and the edge then still refuses what its own count says is past a limit.
   RATE_LIMIT_REDIS_TIMEOUT_MS: {
     schema: Type.Integer({ default: 25, minimum: 1, maximum: 1000 }),
     meaning:
-      "The longest a request waits for the rate limiter's answer from Redis before it is let through (1–1000).",
+      'How long Redis may leave the rate limiter without an answer (1–1000) before the waiting ' +
+      "requests are let through, as far as the edge's own count of each limit allows.",
   },
   // How long a POST's Idempotency-Key is remembered.
   IDEMPOTENCY_WINDOW_S: {
@@ -383,7 +385,7 @@ export interface RateLimitConfig {
   readonly clientPerEnvironment: number;
   readonly clientPerAddress: number;
   readonly managementPerKey: number;
-  /** Beyond this wait for Redis, a request is let through (and counted as `unavailable`). */
+  /** How long Redis may stay silent before waiting requests are decided without it (see rate-limit.ts). */
   readonly redisTimeoutMs: number;
 }
 

@@ -1,6 +1,7 @@
 // Rate limits: 429 with Retry-After in the compat notes' shape, one limit shared by every edge
-// through Redis, per environment, per client address and per management API key; and a Redis
-// outage never refuses a client write (the limiter fails open and the metric says so).
+// through Redis, per environment, per client address and per management API key; a burst of
+// concurrent requests gets no further than a limit; and a Redis outage never refuses a client write
+// (the limiter fails open and the metric says so).
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -141,6 +142,55 @@ describe('rate limits shared by two edges', () => {
       (await call(app.baseUrl, 'GET', otherPath, undefined, { 'x-api-key': other.apiKey })).status,
       200,
     );
+  });
+});
+
+describe('rate limits under a burst of concurrent requests', () => {
+  let app: RunningChorus;
+
+  before(async () => {
+    app = await startTestChorus('e2e_rate_limit_burst', {
+      env: limits({
+        // The default: a burst keeps the event loop busy for longer than this.
+        RATE_LIMIT_REDIS_TIMEOUT_MS: '25',
+        RATE_LIMIT_CLIENT_PER_ADDRESS: '40',
+        RATE_LIMIT_MANAGEMENT_PER_KEY: '16',
+      }),
+    });
+  });
+  after(() => app?.stop());
+
+  /** Answers by status, e.g. `{ 200: 40, 429: 160 }`. */
+  const byStatus = (replies: { status: number }[]) => {
+    const counts: Record<number, number> = {};
+    for (const { status } of replies) counts[status] = (counts[status] ?? 0) + 1;
+    return counts;
+  };
+
+  // An edge lets through on its own, beyond a limit, at most a sixteenth of it (docs/api.md).
+  test('of 200 concurrent POSTs from one address, no more than its limit of 40 get through', async () => {
+    const { environmentId } = await app.createEnvironment();
+    const surveyId = await app.createSurvey({ environmentId });
+    const path = `/api/v1/client/${environmentId}/displays`;
+    const replies = await Promise.all(
+      Array.from({ length: 200 }, () => call(app.baseUrl, 'POST', path, { surveyId }, from('198.51.100.77'))),
+    );
+    const counts = byStatus(replies);
+    assert.equal((counts[200] ?? 0) + (counts[429] ?? 0), 200, JSON.stringify(counts));
+    assert.ok((counts[200] ?? 0) <= 40 + 2, `${JSON.stringify(counts)} for a limit of 40`);
+  });
+
+  test('of 200 concurrent requests with one API key, no more than its limit of 16 get through', async () => {
+    const { environmentId, apiKey } = await app.createEnvironment();
+    const path = `/api/v1/management/surveys?environmentId=${environmentId}`;
+    const send = () => call(app.baseUrl, 'GET', path, undefined, { 'x-api-key': apiKey });
+    // The key is known to the edge already (its cache is warm), as for a client that is at work.
+    const first = await send();
+    assert.equal(first.status, 200);
+    const replies = [first, ...(await Promise.all(Array.from({ length: 199 }, send)))];
+    const counts = byStatus(replies);
+    assert.equal((counts[200] ?? 0) + (counts[429] ?? 0), 200, JSON.stringify(counts));
+    assert.ok((counts[200] ?? 0) <= 16 + 1, `${JSON.stringify(counts)} for a limit of 16`);
   });
 });
 
