@@ -293,7 +293,17 @@ export const VARIABLES = {
   },
   RATE_LIMIT_MANAGEMENT_PER_KEY: {
     schema: Type.Integer({ default: 1000, minimum: 0 }),
-    meaning: 'Management API requests per window and API key (`0`: no limit).',
+    meaning:
+      'Requests per window and API key, on every route an API key authenticates (the management ' +
+      'API, `/api/v1/environments/…/contacts`, `/api/v1/integrations/…/connect`) (`0`: no limit).',
+  },
+  // Keys are 256-bit secrets, so guessing is hopeless anyway; this keeps a guesser (or a client with
+  // a revoked key in a retry loop) from costing a database lookup per request at full speed.
+  RATE_LIMIT_UNKNOWN_KEY_PER_ADDRESS: {
+    schema: Type.Integer({ default: 60, minimum: 0 }),
+    meaning:
+      'Requests with an unknown API key per window and client address; past it they get `429` ' +
+      'instead of `401` (`0`: no limit).',
   },
   // How long Redis may stay silent before the requests waiting for it are decided without it: above
   // a loaded Redis's p99 (~10 ms). Measured so that a burst that keeps the edge busy cannot fake a
@@ -384,7 +394,10 @@ export interface RateLimitConfig {
   readonly windowSeconds: number;
   readonly clientPerEnvironment: number;
   readonly clientPerAddress: number;
+  /** Per API key, on every route a key authenticates. */
   readonly managementPerKey: number;
+  /** Requests with an unknown API key, per client address. */
+  readonly unknownKeyPerAddress: number;
   /** How long Redis may stay silent before waiting requests are decided without it (see rate-limit.ts). */
   readonly redisTimeoutMs: number;
 }
@@ -446,6 +459,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         clientPerEnvironment: e.RATE_LIMIT_CLIENT_PER_ENVIRONMENT,
         clientPerAddress: e.RATE_LIMIT_CLIENT_PER_ADDRESS,
         managementPerKey: e.RATE_LIMIT_MANAGEMENT_PER_KEY,
+        unknownKeyPerAddress: e.RATE_LIMIT_UNKNOWN_KEY_PER_ADDRESS,
         redisTimeoutMs: e.RATE_LIMIT_REDIS_TIMEOUT_MS,
       },
       idempotencyWindowSeconds: e.IDEMPOTENCY_WINDOW_S,

@@ -1,7 +1,8 @@
 // Rate limits: 429 with Retry-After in the compat notes' shape, one limit shared by every edge
-// through Redis, per environment, per client address and per management API key; a burst of
-// concurrent requests gets no further than a limit; and a Redis outage never refuses a client write
-// (the limiter fails open and the metric says so).
+// through Redis, per environment, per client address, per API key (on every route a key
+// authenticates) and for unknown keys per client address; a burst of concurrent requests gets no
+// further than a limit; and a Redis outage never refuses a client write (the limiter fails open and
+// the metric says so).
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -47,6 +48,7 @@ describe('rate limits shared by two edges', () => {
       RATE_LIMIT_CLIENT_PER_ADDRESS: '5',
       RATE_LIMIT_CLIENT_PER_ENVIRONMENT: '8',
       RATE_LIMIT_MANAGEMENT_PER_KEY: '3',
+      RATE_LIMIT_UNKNOWN_KEY_PER_ADDRESS: '4',
     });
     app = await startTestChorus('e2e_rate_limit', { env });
     // A second edge on the same store, topics and Redis, as a second replica would be.
@@ -142,6 +144,56 @@ describe('rate limits shared by two edges', () => {
       (await call(app.baseUrl, 'GET', otherPath, undefined, { 'x-api-key': other.apiKey })).status,
       200,
     );
+  });
+
+  test('every route authenticated by an API key counts against the key, not only /management/ ones', async () => {
+    const { environmentId, apiKey } = await app.createEnvironment();
+    const headers = { 'x-api-key': apiKey };
+    const contacts = `/api/v1/environments/${environmentId}/contacts`;
+    for (let n = 1; n <= 3; n++) {
+      const body = { userId: `user-${n}`, attributes: {} };
+      const ok = await call(edges[n % 2]!, 'POST', contacts, body, headers);
+      assert.equal(ok.status, 200, `request ${n} of 3 answered ${ok.status}`);
+    }
+    const past: [string, string, unknown][] = [
+      ['POST', contacts, { userId: 'user-4', attributes: {} }],
+      ['GET', `/api/v1/integrations/slack/connect?environmentId=${environmentId}`, undefined],
+      ['GET', `/api/v1/management/surveys?environmentId=${environmentId}`, undefined],
+    ];
+    for (const [method, path, body] of past) {
+      for (const edge of edges) {
+        const limited = await call(edge, method, path, body, headers);
+        assert.equal(limited.status, 429, `${method} ${path} answered ${limited.status}`);
+        assert.equal(limited.body.code, 'too_many_requests');
+      }
+    }
+    // The same key as a bearer token is the same key.
+    const bearer = await call(app.baseUrl, 'POST', contacts, past[0]![2], {
+      authorization: `Bearer ${apiKey}`,
+    });
+    assert.equal(bearer.status, 429);
+  });
+
+  test('requests with unknown API keys are limited per client address; a known key from there is not', async () => {
+    const { environmentId, apiKey } = await app.createEnvironment();
+    const path = `/api/v1/management/surveys?environmentId=${environmentId}`;
+    const guess = (address: string) => ({ 'x-api-key': randomBytes(16).toString('hex'), ...from(address) });
+    for (let n = 1; n <= 4; n++) {
+      const refused = await call(edges[n % 2]!, 'GET', path, undefined, guess('203.0.113.50'));
+      assert.equal(refused.status, 401, `guess ${n} of 4 answered ${refused.status}`);
+    }
+    for (const edge of edges) {
+      const limited = await call(edge, 'GET', path, undefined, guess('203.0.113.50'));
+      assert.equal(limited.status, 429);
+      assert.equal(limited.body.code, 'too_many_requests');
+      assert.ok(Number(limited.headers.get('retry-after')) >= 1);
+    }
+    assert.equal((await call(app.baseUrl, 'GET', path, undefined, guess('203.0.113.51'))).status, 401);
+    const known = await call(app.baseUrl, 'GET', path, undefined, {
+      'x-api-key': apiKey,
+      ...from('203.0.113.50'),
+    });
+    assert.equal(known.status, 200);
   });
 });
 
