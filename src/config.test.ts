@@ -154,6 +154,7 @@ test('rate limits have generous defaults, 0 turns one off, and the idempotency w
     clientPerEnvironment: 300_000,
     clientPerAddress: 1200,
     managementPerKey: 1000,
+    unknownKeyPerAddress: 60,
     redisTimeoutMs: 25,
   });
   assert.equal(defaults.idempotencyWindowSeconds, 86_400);

@@ -272,7 +272,7 @@ export const VARIABLES = {
     schema: Type.String({ default: 'chorus:', pattern: '^[A-Za-z0-9:._-]*$' }),
     meaning:
       "Prefix of Chorus's Redis keys (`telemetry:lock`, `telemetry:last-sent`, and the edge's " +
-      '`rate:…` and `idempotency:…` keys).',
+      '`rate:…`, `idempotency:…` and `single-use:…` keys).',
   },
   // Rate limits of the edge, shared by every edge through Redis (0 turns a limit off). Per window of
   // RATE_LIMIT_WINDOW_S: a campaign burst comes from thousands of addresses into one environment, so
@@ -293,14 +293,26 @@ export const VARIABLES = {
   },
   RATE_LIMIT_MANAGEMENT_PER_KEY: {
     schema: Type.Integer({ default: 1000, minimum: 0 }),
-    meaning: 'Management API requests per window and API key (`0`: no limit).',
+    meaning:
+      'Requests per window and API key, on every route an API key authenticates (the management ' +
+      'API, `/api/v1/environments/…/contacts`, `/api/v1/integrations/…/connect`) (`0`: no limit).',
   },
-  // How long a request waits for the limiter's answer before it is let through (fail open): above a
-  // loaded Redis's p99 (~10 ms), so that the limit still holds when it matters most.
+  // Keys are 256-bit secrets, so guessing is hopeless anyway; this keeps a guesser (or a client with
+  // a revoked key in a retry loop) from costing a database lookup per request at full speed.
+  RATE_LIMIT_UNKNOWN_KEY_PER_ADDRESS: {
+    schema: Type.Integer({ default: 60, minimum: 0 }),
+    meaning:
+      'Requests with an unknown API key per window and client address; past it they get `429` ' +
+      'instead of `401` (`0`: no limit).',
+  },
+  // How long Redis may stay silent before the requests waiting for it are decided without it: above
+  // a loaded Redis's p99 (~10 ms). Measured so that a burst that keeps the edge busy cannot fake a
+  // silence, and the edge then still refuses what its own count says is past a limit.
   RATE_LIMIT_REDIS_TIMEOUT_MS: {
     schema: Type.Integer({ default: 25, minimum: 1, maximum: 1000 }),
     meaning:
-      "The longest a request waits for the rate limiter's answer from Redis before it is let through (1–1000).",
+      'How long Redis may leave the rate limiter without an answer (1–1000) before the waiting ' +
+      "requests are let through, as far as the edge's own count of each limit allows.",
   },
   // How long a POST's Idempotency-Key is remembered.
   IDEMPOTENCY_WINDOW_S: {
@@ -328,7 +340,7 @@ export interface Config {
     readonly rateLimit: RateLimitConfig;
     /** How long an `Idempotency-Key` of a POST is remembered (across edges, in Redis). */
     readonly idempotencyWindowSeconds: number;
-    /** REDIS_KEY_PREFIX, for the edge's shared state (rate limits, idempotency keys). */
+    /** REDIS_KEY_PREFIX, for the edge's shared state (rate limits, idempotency keys, single-use ids). */
     readonly redisKeyPrefix: string;
   };
   /** `explicit` is false when the default was taken (so a local or embedded server may be started). */
@@ -382,8 +394,11 @@ export interface RateLimitConfig {
   readonly windowSeconds: number;
   readonly clientPerEnvironment: number;
   readonly clientPerAddress: number;
+  /** Per API key, on every route a key authenticates. */
   readonly managementPerKey: number;
-  /** Beyond this wait for Redis, a request is let through (and counted as `unavailable`). */
+  /** Requests with an unknown API key, per client address. */
+  readonly unknownKeyPerAddress: number;
+  /** How long Redis may stay silent before waiting requests are decided without it (see rate-limit.ts). */
   readonly redisTimeoutMs: number;
 }
 
@@ -444,6 +459,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         clientPerEnvironment: e.RATE_LIMIT_CLIENT_PER_ENVIRONMENT,
         clientPerAddress: e.RATE_LIMIT_CLIENT_PER_ADDRESS,
         managementPerKey: e.RATE_LIMIT_MANAGEMENT_PER_KEY,
+        unknownKeyPerAddress: e.RATE_LIMIT_UNKNOWN_KEY_PER_ADDRESS,
         redisTimeoutMs: e.RATE_LIMIT_REDIS_TIMEOUT_MS,
       },
       idempotencyWindowSeconds: e.IDEMPOTENCY_WINDOW_S,

@@ -124,10 +124,13 @@ export async function startEdge(deps: EdgeDeps): Promise<RunningEdge> {
     ),
     displays: cache((id) => findDisplayStatus(em, id), 60_000),
     contacts: cache((id) => findContact(em, id), 10_000),
-    singleUseIds: singleUseIds(
-      deps.redis,
-      fromStore((surveyId: string, singleUseId: string) => singleUseIdTaken(em, surveyId, singleUseId)),
-    ),
+    singleUseIds: singleUseIds({
+      redis: deps.redis,
+      keyPrefix: deps.http.redisKeyPrefix,
+      stored: fromStore((surveyId: string, singleUseId: string) =>
+        singleUseIdTaken(em, surveyId, singleUseId),
+      ),
+    }),
     outputs: deps.outputs,
     trustedProxyHops: deps.http.trustedProxyHops,
   };

@@ -1,24 +1,29 @@
-// Rate limits shared by every edge: a sliding window counter in Redis. Each limit keeps one counter
-// per fixed window; the count of the sliding window is estimated as the current window's count
-// plus the previous window's, weighted by the share of the previous window still inside the
-// sliding one (the approximation Cloudflare and Redis's own rate limiter pattern use: within a few
-// per cent of an exact log, at two small keys per limit).
+// Rate limits shared by every edge: sliding-window counters in Redis (sliding-window.ts), checked
+// with as few round trips as the distance to a limit allows.
 //
-// A limit far from being reached costs no round trip: while a count is under half its limit, each
-// edge may let through, on its own, an eighth of what is left of that half (its local budget, set
-// from the count Redis last returned), and adds what it let through to the counts in Redis every
-// FLUSH_MS, which returns the new counts and so the next budgets. Past half a limit (and always for
-// limits under 16 per window) every request is checked in Redis: all the limits of the request are
-// checked, and counted only when none is reached, by ONE Lua script (one atomic round trip), which
-// also adds what the edge let through locally for those limits. So a limit is never passed by more
-// than what the edges let through locally in the last FLUSH_MS, and the counts lose at most that
-// much when an edge stops.
+// Far from a limit, no round trip: while a count is under half its limit, each edge may let
+// through, on its own, an eighth of what is left of that half (its local budget, from the count
+// Redis last returned less what this edge let through since), and adds what it let through to the
+// counts in Redis every FLUSH_MS, which returns the new counts and so the next budgets. Past half a
+// limit (and always for limits under 16 per window) every request is checked in Redis, and the
+// checks of the same limits share round trips: while one is in flight, the requests that arrive
+// wait for it and then go together, and Redis counts as many of them as every limit has room for,
+// in one atomic script that also adds what the edge let through locally. A burst thus costs a
+// round trip or two per set of limits, is counted exactly, and a limit is never passed by more
+// than what the edges let through locally in the last FLUSH_MS (at most a sixteenth of it per
+// edge); the counts lose at most that much when an edge stops.
 //
-// The limiter protects the service; it must never be why a response is lost. When Redis does not
-// answer within `timeoutMs` (or is down), the request is let through and the decision is counted
-// as `unavailable`; the state change is logged once, not per request.
+// The limiter protects the service; it must never be why a response is lost, nor a way around a
+// limit. While Redis is not connected, requests are let through (`unavailable`). While it is
+// connected but silent for `timeoutMs`, the waiting requests are let through (`unavailable`) as
+// far as this edge's own view of each count leaves room (the count Redis last returned plus what
+// the edge let through since), and refused past it; what they let through is added to the counts
+// once Redis answers. The silence is measured so that a burst cannot fake it (silence-watch.ts).
+// The state change is logged once, not per request.
 import type { Logger } from '../logger.ts';
-import { luaScript, type Redis } from '../redis.ts';
+import type { Redis } from '../redis.ts';
+import { silenceWatch } from './silence-watch.ts';
+import { slidingWindow, type WindowAnswer, type WindowLimit } from './sliding-window.ts';
 
 export interface Limit {
   /** What is counted, e.g. `env:<id>` or `addr:<address>`. */
@@ -44,73 +49,41 @@ const LOCAL_SHARE = 0.5;
 const LOCAL_SPLIT = 8;
 /** The most limits one flush sends in one script call. */
 const FLUSH_CHUNK = 200;
+/** However busy Redis is, no round trip is waited for longer than this. */
+const LONGEST_WAIT_MS = 1_000;
 
-// KEYS: per limit, its current window's counter then the previous window's.
-// ARGV: window (ms), ms elapsed in the current window, 1 to check (and count) one request or 0 to
-// only add, then per limit its max and the requests let through locally to add first.
-// Returns {wait, count_1, ..., count_n}: wait is 0 (allowed and counted, or only added) or the ms
-// until every limit has room again; count_i is limit i's sliding count afterwards (rounded up).
-const SLIDING_WINDOW = luaScript(`
-local window = tonumber(ARGV[1])
-local elapsed = tonumber(ARGV[2])
-local check = ARGV[3] == '1'
-local n = #KEYS / 2
-local current, previous, max = {}, {}, {}
-for i = 1, n do
-  max[i] = tonumber(ARGV[2 + 2 * i])
-  local add = tonumber(ARGV[3 + 2 * i])
-  if add > 0 then
-    current[i] = redis.call('INCRBY', KEYS[2 * i - 1], add)
-    redis.call('PEXPIRE', KEYS[2 * i - 1], window * 2)
-  else
-    current[i] = tonumber(redis.call('GET', KEYS[2 * i - 1]) or '0')
-  end
-  previous[i] = tonumber(redis.call('GET', KEYS[2 * i]) or '0')
-end
-local wait = 0
-if check then
-  for i = 1, n do
-    local m = max[i]
-    if previous[i] * (window - elapsed) / window + current[i] + 1 > m then
-      local until_ms
-      if current[i] + 1 > m then
-        -- Not before the next window, and then until this window's share has shrunk enough.
-        until_ms = window - elapsed + math.max(0, window * (1 - (m - 1) / current[i]))
-      else
-        until_ms = window * (1 - (m - 1 - current[i]) / previous[i]) - elapsed
-      end
-      wait = math.max(wait, math.ceil(until_ms), 1)
-    end
-  end
-  if wait == 0 then
-    for i = 1, n do
-      current[i] = redis.call('INCR', KEYS[2 * i - 1])
-      redis.call('PEXPIRE', KEYS[2 * i - 1], window * 2)
-    end
-  end
-end
-local result = {wait}
-for i = 1, n do
-  result[i + 1] = math.ceil(previous[i] * (window - elapsed) / window + current[i])
-end
-return result
-`);
-
-/** What one edge may still let through on its own for one limit, and has yet to add in Redis. */
-interface Budget {
+/** What this edge knows of one limit's count. */
+interface Tally {
   max: number;
-  left: number;
-  pending: number;
+  /** The sliding count Redis last returned, and when. */
+  count: number;
   syncedAt: number;
+  /** What this edge may still let through on its own. */
+  left: number;
+  /** Let through by this edge and not yet sent to Redis. */
+  pending: number;
+  /** Let through by this edge and sent to Redis (or decided while it was silent), not yet answered. */
+  unconfirmed: number;
+}
+
+/** Concurrent checks of one set of limits, answered by one round trip. */
+interface Batch {
+  limits: readonly Limit[];
+  waiters: ((decision: Decision) => void)[];
 }
 
 const ALLOWED: Decision = { outcome: 'allowed' };
+const UNAVAILABLE: Decision = { outcome: 'unavailable' };
+const limited = (waitMs: number): Decision => ({
+  outcome: 'limited',
+  retryAfterSeconds: Math.max(1, Math.ceil(waitMs / 1000)),
+});
 
 export function redisRateLimiter(options: {
   redis: Redis;
   keyPrefix: string;
   windowSeconds: number;
-  /** The longest a request waits for Redis before it is let through. */
+  /** How long Redis may stay silent before waiting requests are decided without it. */
   timeoutMs: number;
   logger: Logger;
 }): RateLimiter {
@@ -132,101 +105,190 @@ export function redisRateLimiter(options: {
     if (Date.now() - warnedAt < 60_000) return;
     warned = true;
     warnedAt = Date.now();
-    logger.warn({ err }, 'rate limiting is off: Redis does not answer, requests are let through');
+    logger.warn({ err }, 'rate limiting is degraded: Redis does not answer, requests are let through');
   };
 
-  const budgets = new Map<string, Budget>();
+  const tallies = new Map<string, Tally>();
+  /** Per set of limits: the checks waiting for the next round trip, and whether one is in flight. */
+  const queued = new Map<string, Batch>();
+  const inFlight = new Set<string>();
+  const silence = silenceWatch({ timeoutMs, longestWaitMs: LONGEST_WAIT_MS });
   let flushTimer: NodeJS.Timeout | undefined;
-
-  /** One script call; its counts renew the budgets. Throws when Redis fails or is too slow. */
-  const sync = async (limits: readonly Limit[], check: boolean): Promise<number> => {
-    const now = Date.now();
-    const index = Math.floor(now / windowMs);
-    const adding = limits.map((l) => budgets.get(l.key)?.pending ?? 0);
-    // Taken out now: a failed call loses them (the limiter fails open), a later one must not
-    // add them twice.
-    limits.forEach((l) => {
-      const budget = budgets.get(l.key);
-      if (budget) budget.pending = 0;
-    });
-    const keys = limits.flatMap((l) => [
-      `${keyPrefix}rate:${l.key}:${index}`,
-      `${keyPrefix}rate:${l.key}:${index - 1}`,
-    ]);
-    const args = [
-      windowMs,
-      now - index * windowMs,
-      check ? 1 : 0,
-      ...limits.flatMap((l, i) => [l.max, adding[i]!]),
-    ];
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      const reply = (await Promise.race([
-        SLIDING_WINDOW(redis, keys, args),
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
-        }),
-      ])) as number[];
-      stateChanged(true);
-      limits.forEach((limit, i) => renew(limit, Number(reply[i + 1])));
-      return Number(reply[0]);
-    } finally {
-      clearTimeout(timer);
-    }
+  const scheduleFlush = () => {
+    flushTimer ??= setTimeout(() => void flush(), FLUSH_MS).unref();
   };
 
-  const renew = (limit: Limit, count: number) => {
-    const left = Math.max(0, Math.floor((limit.max * LOCAL_SHARE - count) / LOCAL_SPLIT));
-    const budget = budgets.get(limit.key);
-    if (budget) Object.assign(budget, { max: limit.max, left, syncedAt: Date.now() });
-    else if (left > 0) budgets.set(limit.key, { max: limit.max, left, pending: 0, syncedAt: Date.now() });
+  const tallyOf = (limit: Limit): Tally => {
+    let tally = tallies.get(limit.key);
+    if (!tally) {
+      tally = { max: limit.max, count: 0, syncedAt: Date.now(), left: 0, pending: 0, unconfirmed: 0 };
+      tallies.set(limit.key, tally);
+      scheduleFlush(); // which also forgets it once it is idle
+    }
+    return tally;
+  };
+
+  /** Sets the count and the budget from Redis's answer, less what Redis has not counted yet. */
+  const renew = (tally: Tally, max: number, count: number) => {
+    const unseen = tally.pending + tally.unconfirmed;
+    tally.max = max;
+    tally.count = count;
+    tally.syncedAt = Date.now();
+    tally.left = Math.max(0, Math.floor((max * LOCAL_SHARE - count - unseen) / LOCAL_SPLIT));
+  };
+
+  /** One script call: adds what was let through locally, then checks and counts `asked` requests. */
+  const call = async (limits: readonly Limit[], asked: number): Promise<WindowAnswer> => {
+    const tallied: Tally[] = [];
+    const adding: WindowLimit[] = [];
+    for (const limit of limits) {
+      const tally = tallyOf(limit);
+      tallied.push(tally);
+      adding.push({ key: limit.key, max: limit.max, add: tally.pending });
+      tally.unconfirmed += tally.pending;
+      tally.pending = 0;
+    }
+    let answer: WindowAnswer;
+    try {
+      answer = await slidingWindow(redis, { keyPrefix, windowMs, now: Date.now(), asked, limits: adding });
+    } catch (error) {
+      // Sent again with the next call. Should Redis have run this one before failing, they are
+      // counted twice: on the side of the limit.
+      tallied.forEach((tally, i) => {
+        tally.unconfirmed -= adding[i]!.add;
+        tally.pending += adding[i]!.add;
+      });
+      throw error;
+    }
+    silence.answered();
+    stateChanged(true);
+    tallied.forEach((tally, i) => {
+      tally.unconfirmed -= adding[i]!.add;
+      renew(tally, adding[i]!.max, answer.counts[i] ?? 0);
+    });
+    return answer;
+  };
+
+  /**
+   * While Redis is silent: lets through as many of `waiters` as this edge's view of every count
+   * leaves room for (a count older than a window is not trusted), and refuses the others.
+   * Returns how many it let through; they stay unconfirmed until Redis answers.
+   */
+  const decideLocally = (limits: readonly Limit[], waiters: Batch['waiters']): number => {
+    const now = Date.now();
+    let room = waiters.length;
+    for (const limit of limits) {
+      const tally = tallyOf(limit);
+      const known = now - tally.syncedAt < windowMs ? tally.count : 0;
+      room = Math.min(room, Math.floor(limit.max - known - tally.pending - tally.unconfirmed));
+    }
+    const letThrough = Math.max(0, room);
+    for (const limit of limits) tallyOf(limit).unconfirmed += letThrough;
+    waiters.forEach((resolve, i) => resolve(i < letThrough ? UNAVAILABLE : limited(1000)));
+    return letThrough;
+  };
+
+  /**
+   * Once the call of a batch decided without Redis settles: what was let through is no longer
+   * unconfirmed, and what Redis did not count of it (`counted`) is to be added by the next flush.
+   */
+  const settleLocalDecision = (limits: readonly Limit[], letThrough: number, counted: number) => {
+    for (const limit of limits) {
+      const tally = tallyOf(limit);
+      tally.unconfirmed -= letThrough;
+      tally.pending += Math.max(0, letThrough - counted);
+    }
+    scheduleFlush();
+  };
+
+  /** Sends the checks queued for `set`, unless a round trip for it is in flight (they go after). */
+  const send = (set: string) => {
+    const batch = queued.get(set);
+    if (!batch || inFlight.has(set)) return;
+    queued.delete(set);
+    const { limits, waiters } = batch;
+    if (redis.status !== 'ready') {
+      stateChanged(false, new Error(`redis is ${redis.status}`));
+      for (const resolve of waiters) resolve(UNAVAILABLE);
+      return;
+    }
+    inFlight.add(set);
+    const next = () => {
+      inFlight.delete(set);
+      send(set);
+    };
+    // How many were let through if the batch was decided without Redis.
+    let letThrough = 0;
+    const trip = call(limits, waiters.length);
+    const inTime = silence.watch(() => {
+      stateChanged(false, new Error(`no answer within ${timeoutMs} ms`));
+      letThrough = decideLocally(limits, waiters);
+      next();
+    });
+    trip.then(
+      ({ allowed, waitMs }) => {
+        if (inTime()) {
+          waiters.forEach((resolve, i) => resolve(i < allowed ? ALLOWED : limited(waitMs)));
+          next();
+        } else {
+          // Redis counted `allowed` of the batch: what this edge let through beyond that is still to
+          // be added (what it refused but Redis counted errs on the side of the limit).
+          settleLocalDecision(limits, letThrough, allowed);
+        }
+      },
+      (error: unknown) => {
+        stateChanged(false, error);
+        if (inTime()) {
+          for (const resolve of waiters) resolve(UNAVAILABLE);
+          next();
+        } else {
+          settleLocalDecision(limits, letThrough, 0);
+        }
+      },
+    );
   };
 
   const flush = async () => {
     flushTimer = undefined;
     const now = Date.now();
     const due: Limit[] = [];
-    for (const [key, budget] of budgets) {
-      if (budget.pending > 0) due.push({ key, max: budget.max });
-      else if (now - budget.syncedAt > BUDGET_TTL_MS) budgets.delete(key);
+    for (const [key, tally] of tallies) {
+      if (tally.pending > 0) due.push({ key, max: tally.max });
+      else if (tally.unconfirmed === 0 && now - tally.syncedAt > BUDGET_TTL_MS) tallies.delete(key);
     }
+    if (tallies.size > 0) scheduleFlush();
+    // While Redis is not connected, what was let through waits for it.
+    if (redis.status !== 'ready') return;
     for (let at = 0; at < due.length; at += FLUSH_CHUNK) {
-      await sync(due.slice(at, at + FLUSH_CHUNK), false).catch((error: unknown) =>
-        stateChanged(false, error),
-      );
+      await call(due.slice(at, at + FLUSH_CHUNK), 0).catch((error: unknown) => stateChanged(false, error));
     }
   };
 
   return {
-    async check(limits) {
+    check(limits) {
       const counted = limits.filter((l) => l.max > 0);
-      if (counted.length === 0) return ALLOWED;
+      if (counted.length === 0) return Promise.resolve(ALLOWED);
       const now = Date.now();
-      const local = counted.map((l) => budgets.get(l.key));
+      const local = counted.map((l) => tallies.get(l.key));
       if (
         local.every(
-          (b, i) => b && b.left > 0 && b.max === counted[i]!.max && now - b.syncedAt < BUDGET_TTL_MS,
+          (t, i) => t && t.left > 0 && t.max === counted[i]!.max && now - t.syncedAt < BUDGET_TTL_MS,
         )
       ) {
-        for (const budget of local) {
-          budget!.left--;
-          budget!.pending++;
+        for (const tally of local) {
+          tally!.left--;
+          tally!.pending++;
         }
-        flushTimer ??= setTimeout(() => void flush(), FLUSH_MS).unref();
-        return ALLOWED;
+        scheduleFlush();
+        return Promise.resolve(ALLOWED);
       }
-      if (redis.status !== 'ready') {
-        stateChanged(false, new Error(`redis is ${redis.status}`));
-        return { outcome: 'unavailable' };
-      }
-      try {
-        const waitMs = await sync(counted, true);
-        if (waitMs <= 0) return ALLOWED;
-        return { outcome: 'limited', retryAfterSeconds: Math.max(1, Math.ceil(waitMs / 1000)) };
-      } catch (error) {
-        stateChanged(false, error);
-        return { outcome: 'unavailable' };
-      }
+      const set = counted.map((l) => `${l.key}\n${l.max}`).join('\n');
+      return new Promise((resolve) => {
+        const batch = queued.get(set);
+        if (batch) batch.waiters.push(resolve);
+        else queued.set(set, { limits: counted, waiters: [resolve] });
+        send(set);
+      });
     },
   };
 }

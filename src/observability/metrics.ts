@@ -124,7 +124,7 @@ export function createMetrics() {
     },
     rateLimitDecisions: new Counter({
       name: 'chorus_rate_limit_decisions_total',
-      help: 'Rate limit decisions of the edge, by scope (client, management) and outcome (allowed, limited, unavailable: Redis did not answer in time and the request was let through)',
+      help: 'Rate limit decisions of the edge, by scope (client; management: per API key; unknown_key: per client address) and outcome (allowed, limited, unavailable: Redis did not answer and the request was let through)',
       labelNames: ['scope', 'outcome'],
       ...register,
     }),

@@ -168,9 +168,13 @@ describe('fuzz: bad requests on every route and raw-socket abuse', () => {
 
   before(async () => {
     app = await startTestChorus('e2e_fuzz', {
-      // One client address sends everything: the per-address and per-key limits would answer 429
-      // to most of it, and this run is about input handling, not the limiter.
-      env: { RATE_LIMIT_CLIENT_PER_ADDRESS: '0', RATE_LIMIT_MANAGEMENT_PER_KEY: '0' },
+      // One client address sends everything (wrong keys included): the per-address and per-key
+      // limits would answer 429 to most of it, and this run is about input handling, not the limiter.
+      env: {
+        RATE_LIMIT_CLIENT_PER_ADDRESS: '0',
+        RATE_LIMIT_MANAGEMENT_PER_KEY: '0',
+        RATE_LIMIT_UNKNOWN_KEY_PER_ADDRESS: '0',
+      },
     });
     port = app.chorus.port!;
     const { environmentId, apiKey } = await app.createEnvironment('enterprise');

@@ -16,6 +16,7 @@ import { waitFor } from '../helpers/wait.ts';
 const PREFIX = `test:${randomBytes(4).toString('hex')}:`;
 const newKey = () => `key-${randomBytes(8).toString('hex')}`;
 const withKey = (key: string) => ({ 'idempotency-key': key });
+const KEY_RULE = 'must be 1 to 255 printable ASCII characters (space to ~), quoted or not';
 
 describe('idempotent POSTs', () => {
   let broker: PrivateBroker;
@@ -111,8 +112,32 @@ describe('idempotent POSTs', () => {
         withKey(bad),
       );
       assert.equal(refused.status, 400);
-      assert.deepEqual(refused.body.details, { 'Idempotency-Key': 'must be 1 to 255 characters' });
+      assert.deepEqual(refused.body.details, { 'Idempotency-Key': KEY_RULE });
     }
+  });
+
+  test('a key with a character outside printable ASCII answers 400 naming the characters a key may have', async () => {
+    // fetch sends `é` as the byte 0xE9: bare, the server's parser drops it (an empty key); quoted, it
+    // reaches the key. Neither is stored, and the message says what a key may be, not only its length.
+    for (const bad of ['é', '"é"', 'caf"é"', '"tab\there"']) {
+      const refused = await call(
+        app.baseUrl,
+        'POST',
+        path,
+        { surveyId, finished: false, data: {} },
+        withKey(bad),
+      );
+      assert.equal(refused.status, 400, `key ${JSON.stringify(bad)} answered ${refused.status}`);
+      assert.deepEqual(refused.body.details, { 'Idempotency-Key': KEY_RULE });
+    }
+    const spaced = await call(
+      app.baseUrl,
+      'POST',
+      path,
+      { surveyId, finished: false, data: {} },
+      withKey(`"${newKey()} with spaces ~!"`),
+    );
+    assert.equal(spaced.status, 200, 'spaces and punctuation are printable ASCII');
   });
 
   test('a create written twice with the same ids (a retry whose first attempt arrived) is stored once', async () => {

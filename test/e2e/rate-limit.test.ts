@@ -1,6 +1,8 @@
 // Rate limits: 429 with Retry-After in the compat notes' shape, one limit shared by every edge
-// through Redis, per environment, per client address and per management API key; and a Redis
-// outage never refuses a client write (the limiter fails open and the metric says so).
+// through Redis, per environment, per client address, per API key (on every route a key
+// authenticates) and for unknown keys per client address; a burst of concurrent requests gets no
+// further than a limit; and a Redis outage never refuses a client write (the limiter fails open and
+// the metric says so).
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -46,6 +48,7 @@ describe('rate limits shared by two edges', () => {
       RATE_LIMIT_CLIENT_PER_ADDRESS: '5',
       RATE_LIMIT_CLIENT_PER_ENVIRONMENT: '8',
       RATE_LIMIT_MANAGEMENT_PER_KEY: '3',
+      RATE_LIMIT_UNKNOWN_KEY_PER_ADDRESS: '4',
     });
     app = await startTestChorus('e2e_rate_limit', { env });
     // A second edge on the same store, topics and Redis, as a second replica would be.
@@ -141,6 +144,105 @@ describe('rate limits shared by two edges', () => {
       (await call(app.baseUrl, 'GET', otherPath, undefined, { 'x-api-key': other.apiKey })).status,
       200,
     );
+  });
+
+  test('every route authenticated by an API key counts against the key, not only /management/ ones', async () => {
+    const { environmentId, apiKey } = await app.createEnvironment();
+    const headers = { 'x-api-key': apiKey };
+    const contacts = `/api/v1/environments/${environmentId}/contacts`;
+    for (let n = 1; n <= 3; n++) {
+      const body = { userId: `user-${n}`, attributes: {} };
+      const ok = await call(edges[n % 2]!, 'POST', contacts, body, headers);
+      assert.equal(ok.status, 200, `request ${n} of 3 answered ${ok.status}`);
+    }
+    const past: [string, string, unknown][] = [
+      ['POST', contacts, { userId: 'user-4', attributes: {} }],
+      ['GET', `/api/v1/integrations/slack/connect?environmentId=${environmentId}`, undefined],
+      ['GET', `/api/v1/management/surveys?environmentId=${environmentId}`, undefined],
+    ];
+    for (const [method, path, body] of past) {
+      for (const edge of edges) {
+        const limited = await call(edge, method, path, body, headers);
+        assert.equal(limited.status, 429, `${method} ${path} answered ${limited.status}`);
+        assert.equal(limited.body.code, 'too_many_requests');
+      }
+    }
+    // The same key as a bearer token is the same key.
+    const bearer = await call(app.baseUrl, 'POST', contacts, past[0]![2], {
+      authorization: `Bearer ${apiKey}`,
+    });
+    assert.equal(bearer.status, 429);
+  });
+
+  test('requests with unknown API keys are limited per client address; a known key from there is not', async () => {
+    const { environmentId, apiKey } = await app.createEnvironment();
+    const path = `/api/v1/management/surveys?environmentId=${environmentId}`;
+    const guess = (address: string) => ({ 'x-api-key': randomBytes(16).toString('hex'), ...from(address) });
+    for (let n = 1; n <= 4; n++) {
+      const refused = await call(edges[n % 2]!, 'GET', path, undefined, guess('203.0.113.50'));
+      assert.equal(refused.status, 401, `guess ${n} of 4 answered ${refused.status}`);
+    }
+    for (const edge of edges) {
+      const limited = await call(edge, 'GET', path, undefined, guess('203.0.113.50'));
+      assert.equal(limited.status, 429);
+      assert.equal(limited.body.code, 'too_many_requests');
+      assert.ok(Number(limited.headers.get('retry-after')) >= 1);
+    }
+    assert.equal((await call(app.baseUrl, 'GET', path, undefined, guess('203.0.113.51'))).status, 401);
+    const known = await call(app.baseUrl, 'GET', path, undefined, {
+      'x-api-key': apiKey,
+      ...from('203.0.113.50'),
+    });
+    assert.equal(known.status, 200);
+  });
+});
+
+describe('rate limits under a burst of concurrent requests', () => {
+  let app: RunningChorus;
+
+  before(async () => {
+    app = await startTestChorus('e2e_rate_limit_burst', {
+      env: limits({
+        // The default: a burst keeps the event loop busy for longer than this.
+        RATE_LIMIT_REDIS_TIMEOUT_MS: '25',
+        RATE_LIMIT_CLIENT_PER_ADDRESS: '40',
+        RATE_LIMIT_MANAGEMENT_PER_KEY: '16',
+      }),
+    });
+  });
+  after(() => app?.stop());
+
+  /** Answers by status, e.g. `{ 200: 40, 429: 160 }`. */
+  const byStatus = (replies: { status: number }[]) => {
+    const counts: Record<number, number> = {};
+    for (const { status } of replies) counts[status] = (counts[status] ?? 0) + 1;
+    return counts;
+  };
+
+  // An edge lets through on its own, beyond a limit, at most a sixteenth of it (docs/api.md).
+  test('of 200 concurrent POSTs from one address, no more than its limit of 40 get through', async () => {
+    const { environmentId } = await app.createEnvironment();
+    const surveyId = await app.createSurvey({ environmentId });
+    const path = `/api/v1/client/${environmentId}/displays`;
+    const replies = await Promise.all(
+      Array.from({ length: 200 }, () => call(app.baseUrl, 'POST', path, { surveyId }, from('198.51.100.77'))),
+    );
+    const counts = byStatus(replies);
+    assert.equal((counts[200] ?? 0) + (counts[429] ?? 0), 200, JSON.stringify(counts));
+    assert.ok((counts[200] ?? 0) <= 40 + 2, `${JSON.stringify(counts)} for a limit of 40`);
+  });
+
+  test('of 200 concurrent requests with one API key, no more than its limit of 16 get through', async () => {
+    const { environmentId, apiKey } = await app.createEnvironment();
+    const path = `/api/v1/management/surveys?environmentId=${environmentId}`;
+    const send = () => call(app.baseUrl, 'GET', path, undefined, { 'x-api-key': apiKey });
+    // The key is known to the edge already (its cache is warm), as for a client that is at work.
+    const first = await send();
+    assert.equal(first.status, 200);
+    const replies = [first, ...(await Promise.all(Array.from({ length: 199 }, send)))];
+    const counts = byStatus(replies);
+    assert.equal((counts[200] ?? 0) + (counts[429] ?? 0), 200, JSON.stringify(counts));
+    assert.ok((counts[200] ?? 0) <= 16 + 1, `${JSON.stringify(counts)} for a limit of 16`);
   });
 });
 

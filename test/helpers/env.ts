@@ -37,6 +37,7 @@ export async function createTestWorld(name: string, overrides: NodeJS.ProcessEnv
       // limits are off unless a test turns them on (test/e2e/rate-limit.test.ts).
       RATE_LIMIT_CLIENT_PER_ADDRESS: '0',
       RATE_LIMIT_MANAGEMENT_PER_KEY: '0',
+      RATE_LIMIT_UNKNOWN_KEY_PER_ADDRESS: '0',
       ...overrides,
     },
     cleanup: async () => {

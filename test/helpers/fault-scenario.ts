@@ -222,6 +222,7 @@ export async function faultCluster({
     // into 429s. The per-environment limit stays at its default.
     RATE_LIMIT_CLIENT_PER_ADDRESS: '0',
     RATE_LIMIT_MANAGEMENT_PER_KEY: '0',
+    RATE_LIMIT_UNKNOWN_KEY_PER_ADDRESS: '0',
     // Idempotency keys and limits live in the shared Redis: this run's are its own.
     REDIS_KEY_PREFIX: `fault.${name}.${randomBytes(4).toString('hex')}:`,
   };

@@ -216,11 +216,20 @@ export function idempotency(options: {
   };
 }
 
+/**
+ * What a key may be: the characters of the draft's sf-string (printable ASCII, space to `~`). A
+ * header value is ASCII by HTTP's rules; the uWS parser even drops non-ASCII bytes at either end of
+ * a value (`é` arrives as an empty key), so the message must name the rule, not only the length.
+ */
+const KEY = new RegExp(`^[\\x20-\\x7E]{1,${MAX_KEY_LENGTH}}$`);
+
 /** An sf-string (`"…"`, as the draft defines the header) or, as many clients send it, a bare token. */
 function parseKey(header: string): string {
   const key = /^"(.*)"$/.exec(header.trim())?.[1] ?? header.trim();
-  if (key.length === 0 || key.length > MAX_KEY_LENGTH) {
-    throw invalidInput({ 'Idempotency-Key': `must be 1 to ${MAX_KEY_LENGTH} characters` });
+  if (!KEY.test(key)) {
+    throw invalidInput({
+      'Idempotency-Key': `must be 1 to ${MAX_KEY_LENGTH} printable ASCII characters (space to ~), quoted or not`,
+    });
   }
   return key;
 }

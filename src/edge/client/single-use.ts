@@ -5,6 +5,8 @@
 // before it writes the command: in Redis, shared by every edge (SET NX), or, while Redis does not
 // answer, in this process. A reservation whose write to Kafka failed is released so that the
 // client's retry is accepted. The processor stays the final authority (it refuses a taken id).
+// Reservations live under REDIS_KEY_PREFIX, like the edge's other shared state, so that deployments
+// sharing one Redis do not take each other's ids.
 import type { Redis } from '../../redis.ts';
 
 const TTL_SECONDS = 24 * 60 * 60;
@@ -15,12 +17,17 @@ export interface SingleUseIds {
   release(surveyId: string, singleUseId: string): Promise<void>;
 }
 
-export function singleUseIds(
-  redis: Redis,
-  stored: (surveyId: string, singleUseId: string) => Promise<boolean>,
-): SingleUseIds {
+export function singleUseIds(options: {
+  redis: Redis;
+  /** REDIS_KEY_PREFIX. */
+  keyPrefix: string;
+  /** Whether a response with this single-use id is stored already. */
+  stored: (surveyId: string, singleUseId: string) => Promise<boolean>;
+}): SingleUseIds {
+  const { redis, keyPrefix, stored } = options;
   const local = new Map<string, number>(); // key → expiry (ms), used while Redis is down
-  const keyOf = (surveyId: string, singleUseId: string) => `chorus:single-use:${surveyId}:${singleUseId}`;
+  const keyOf = (surveyId: string, singleUseId: string) =>
+    `${keyPrefix}single-use:${surveyId}:${singleUseId}`;
 
   const reserveLocally = (key: string) => {
     const now = Date.now();
