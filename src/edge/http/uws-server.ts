@@ -1,9 +1,10 @@
 // The only module that knows uWebSockets.js. For every request it registers `onAborted` first,
 // copies method, URL, headers and address before anything asynchronous, refuses what it can tell
-// is malformed (400), caps the body at MAX_BODY_BYTES (413, by Content-Length or while streaming),
-// and always answers: a handler that throws still produces a JSON 500 through `onError`. A HEAD is
-// answered with the headers of its GET and no body. What uWS refuses in its own parser never
-// reaches this file (see "HTTP/1.1 at the edge" in docs/api.md).
+// is malformed (400, also for a framing uWS is about to close the connection on), caps the body at
+// MAX_BODY_BYTES (413, by Content-Length or while streaming), and always answers: a handler that
+// throws still produces a JSON 500 through `onError`. A HEAD is answered with the headers of its
+// GET and no body. What uWS refuses in its own parser never reaches this file (see "HTTP/1.1 at
+// the edge" in docs/api.md).
 import { STATUS_CODES } from 'node:http';
 import uWS from 'uWebSockets.js';
 import { invalidInput } from '../../errors.ts';
@@ -27,11 +28,25 @@ export interface ServerOptions {
 const METHODS_WITHOUT_BODY = new Set(['GET', 'HEAD', 'OPTIONS', 'DELETE']);
 
 /**
- * After a 413 the rest of the body is read and dropped, as long as the whole body stays within
- * this bound, before the connection is closed: closing while the client is still sending resets
- * the connection, and the client loses the answer it has not read yet.
+ * After a 413 the rest of the body is read and dropped, up to this much, so that a client that
+ * sends its whole body before it reads (Python's http.client does) still reads the answer: closing
+ * while the client is still sending resets the connection, and the client loses what it has not
+ * read yet. Past it the edge stops reading.
  */
-const READ_LIMIT_BYTES = 5 * MAX_BODY_BYTES;
+const DISCARD_LIMIT_BYTES = 32 * MAX_BODY_BYTES;
+/** …and the connection is closed this long after the 413 at the latest. */
+const DISCARD_MS = 10_000;
+
+/**
+ * uWS 20.30 collects what is written while it parses in a 16 KiB cork buffer, and a connection it
+ * closes for a parser error loses what is still there; a single write larger than the buffer is
+ * sent at once.
+ */
+const CORK_BUFFER_BYTES = 16 * 1024;
+
+/** A Content-Length uWS 20.30 reads: digits only, at most nine; it closes the connection on others. */
+const READABLE_LENGTH = /^[0-9]{1,9}$/;
+const DIGITS = /^[0-9]+$/;
 
 /** A `%` that does not start two hex digits, or an encoded NUL (which PostgreSQL refuses in text). */
 const BAD_PERCENT_ENCODING = /%(?![0-9a-f]{2})|%00/i;
@@ -42,8 +57,11 @@ export async function listen(options: ServerOptions): Promise<HttpServer> {
     // `open` while the handler may still answer; `discarding` after a 413 while the rest of the
     // body is being dropped; `done` once answered in full or aborted (res must not be touched).
     let state: 'open' | 'discarding' | 'done' = 'open';
+    /** Set once a 413 is written: closes the connection at the latest DISCARD_MS later. */
+    let closeTimer: NodeJS.Timeout | undefined;
     res.onAborted(() => {
       state = 'done';
+      clearTimeout(closeTimer);
     });
 
     const headers: Record<string, string> = {};
@@ -73,10 +91,16 @@ export async function listen(options: ServerOptions): Promise<HttpServer> {
       for (const [name, value] of Object.entries(reply.headers ?? {})) res.writeHeader(name, value);
     };
 
-    const send = (reply: HttpReply, closeConnection = false) => {
+    /**
+     * `flush` for a request uWS closes as soon as this handler returns (a Content-Length or
+     * Transfer-Encoding it cannot read): the body is padded with spaces (still JSON) past
+     * CORK_BUFFER_BYTES so that uWS writes the answer out before it closes.
+     */
+    const send = (reply: HttpReply, closeConnection = false, flush = false) => {
       if (state !== 'open') return;
       state = 'done'; // answer once
-      const body = reply.body === undefined ? '' : JSON.stringify(reply.body);
+      let body = reply.body === undefined ? '' : JSON.stringify(reply.body);
+      if (flush) body = body.padEnd(CORK_BUFFER_BYTES + 1);
       res.cork(() => {
         writeHead(reply);
         if (!isHead) {
@@ -93,35 +117,50 @@ export async function listen(options: ServerOptions): Promise<HttpServer> {
       });
     };
 
-    const refuse = (field: string, problem: string, closeConnection = false) =>
-      send(options.onError(invalidInput({ [field]: problem }), request), closeConnection);
+    const refuse = (field: string, problem: string, closeConnection = false, flush = false) =>
+      send(options.onError(invalidInput({ [field]: problem }), request), closeConnection, flush);
 
+    const endConnection = () => {
+      clearTimeout(closeTimer);
+      if (state === 'done') return;
+      state = 'done';
+      res.close();
+    };
     /**
-     * Answers 413 at once, as a chunked response (with `Connection: close`) whose last chunk is
-     * sent once the body has been read to its end; past READ_LIMIT_BYTES the connection is
-     * closed. (uWS 20.30 garbles a chunked response ended with `closeConnection`, so the client,
-     * told `Connection: close`, closes it; else the idle timeout does.)
+     * Writes the whole 413 (status line, headers with `Connection: close`, Content-Length, body)
+     * but leaves the uWS response pending, so that this file can read and drop the rest of the
+     * body and close the connection when it ends: `end(…, true)` closes it at once, while the
+     * client may still be sending. uWS 20.30 adds nothing of its own before `end`/`write`, and
+     * `writeHeader` writes `name: value\r\n` as given, so the last header carries the blank line
+     * and the body, whose trailing CRLF is the one `writeHeader` adds (JSON allows it). A request
+     * that follows on the connection finds the response pending, and uWS closes the connection.
      */
     const answerTooLarge = () => {
       if (state !== 'open') return;
       state = 'discarding';
       const reply = options.tooLarge(request);
+      const body = JSON.stringify(reply.body);
       res.cork(() => {
         writeHead(reply);
+        res.writeHeader('Date', new Date().toUTCString());
         res.writeHeader('Connection', 'close');
-        res.write(JSON.stringify(reply.body));
+        const length = String(Buffer.byteLength(body) + 2);
+        res.writeHeader('Content-Length', isHead ? `${length}\r\n` : `${length}\r\n\r\n${body}`);
       });
+      closeTimer = setTimeout(endConnection, DISCARD_MS);
     };
     /** Body bytes read so far, kept or dropped. */
     let received = 0;
-    /** After the 413: the end of the body ends the answer; past the bound the connection ends. */
+    let paused = false;
+    /** After the 413: the end of the body ends the connection; past the bound, reading stops. */
     const discard = (isLast: boolean) => {
       if (isLast) {
-        state = 'done';
-        res.cork(() => res.end());
-      } else if (received > READ_LIMIT_BYTES) {
-        state = 'done';
-        res.close();
+        // After uWS has sent what this read wrote (the 413 itself, perhaps): it does so once
+        // this callback returns, and a connection closed now would lose it.
+        setImmediate(endConnection);
+      } else if (received > DISCARD_LIMIT_BYTES && !paused) {
+        paused = true;
+        res.pause();
       }
     };
 
@@ -139,6 +178,25 @@ export async function listen(options: ServerOptions): Promise<HttpServer> {
     // request ambiguous (request smuggling through a proxy that reads the other), so the
     // connection is closed after the answer.
     if (conflictingLengths) return refuse('content-length', 'conflicting Content-Length headers', true);
+    const contentLength = headers['content-length'];
+    let declared = 0;
+    if (contentLength) {
+      // uWS closes the connection right after this handler on any other length: answered first.
+      if (!READABLE_LENGTH.test(contentLength)) {
+        if (DIGITS.test(contentLength) && Number(contentLength) > MAX_BODY_BYTES) {
+          return send(options.tooLarge(request), true, true);
+        }
+        return refuse('content-length', 'not a length (up to nine digits)', true, true);
+      }
+      declared = Number(contentLength);
+    }
+    const transferEncoding = headers['transfer-encoding'];
+    if (transferEncoding !== undefined && transferEncoding.toLowerCase() !== 'chunked') {
+      // uWS reads any Transfer-Encoding as chunked, and closes the connection when the body is
+      // not: RFC 9112 6.3 wants 400 and the connection closed when chunked is not the final
+      // coding, and no other coding is decoded here.
+      return refuse('transfer-encoding', 'only chunked is supported', true, true);
+    }
     if (
       (path.includes('%') && BAD_PERCENT_ENCODING.test(path)) ||
       (rawQuery.includes('%') && BAD_PERCENT_ENCODING.test(rawQuery))
@@ -146,12 +204,9 @@ export async function listen(options: ServerOptions): Promise<HttpServer> {
       // uWS drops a body it has no reader for, so the connection stays usable.
       return refuse('url', 'invalid percent-encoding (a % without two hex digits, or %00)');
     }
-    const declared = Number(headers['content-length'] ?? 0);
-    // A body that cannot be read within the bound: answered, and the connection closed at once.
-    if (declared > READ_LIMIT_BYTES) return send(options.tooLarge(request), true);
     if (declared > MAX_BODY_BYTES) {
       answerTooLarge();
-    } else if (METHODS_WITHOUT_BODY.has(method) && !declared && !headers['transfer-encoding']) {
+    } else if (METHODS_WITHOUT_BODY.has(method) && !declared && transferEncoding === undefined) {
       return dispatch(Buffer.alloc(0));
     }
 
