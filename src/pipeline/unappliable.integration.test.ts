@@ -175,7 +175,7 @@ describe('unappliable commands', () => {
     );
     const nul = await deadLettered('rsp_poison_nul', 'unstorable_event');
     assert.deepEqual(nul.detail, {
-      'event.data.q1': 'must not contain a NUL character or an unpaired surrogate',
+      'data.q1': 'must not contain a NUL character or an unpaired surrogate',
     });
     await deadLettered('rsp_poison_lone', 'unstorable_event');
     const long = await unappliable('rsp_poison_long');
