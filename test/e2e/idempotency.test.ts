@@ -11,6 +11,7 @@ import { Display, Response } from '../../src/store/entities.ts';
 import { call, startTestChorus, type RunningChorus } from '../helpers/chorus.ts';
 import { privateBroker, type PrivateBroker } from '../helpers/local-kafka.ts';
 import { storedResponse } from '../helpers/store.ts';
+import { rawExchange } from '../helpers/raw-http.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 const PREFIX = `test:${randomBytes(4).toString('hex')}:`;
@@ -138,6 +139,21 @@ describe('idempotent POSTs', () => {
       withKey(`"${newKey()} with spaces ~!"`),
     );
     assert.equal(spaced.status, 200, 'spaces and punctuation are printable ASCII');
+  });
+
+  test('an Idempotency-Key sent on two header lines answers 400 (nothing written), in either order', async () => {
+    const body = JSON.stringify({ surveyId, finished: false, data: { twoKeys: true } });
+    for (const [a, b] of [
+      ['k1', 'k2'],
+      ['k2', 'k1'],
+    ]) {
+      const request =
+        `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n` +
+        `Idempotency-Key: ${a}-${PREFIX}\r\nIdempotency-Key: ${b}-${PREFIX}\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+      const exchange = await rawExchange(app.chorus.port!, [request], { expect: 1, timeoutMs: 5_000 });
+      assert.equal(exchange.responses[0]?.status, 400, JSON.stringify(exchange));
+    }
   });
 
   test('a create written twice with the same ids (a retry whose first attempt arrived) is stored once', async () => {

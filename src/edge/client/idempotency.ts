@@ -225,7 +225,12 @@ const KEY = new RegExp(`^[\\x20-\\x7E]{1,${MAX_KEY_LENGTH}}$`);
 
 /** An sf-string (`"…"`, as the draft defines the header) or, as many clients send it, a bare token. */
 function parseKey(header: string): string {
-  const key = /^"(.*)"$/.exec(header.trim())?.[1] ?? header.trim();
+  const quoted = /^"([^"]*)"$/.exec(header.trim())?.[1];
+  // One key: a list (the header sent twice, or `"a", "b"`) is refused, never one of its members.
+  if (quoted === undefined && header.includes(',')) {
+    throw invalidInput({ 'Idempotency-Key': 'must be one key: the header was sent more than once' });
+  }
+  const key = quoted ?? header.trim();
   if (!KEY.test(key)) {
     throw invalidInput({
       'Idempotency-Key': `must be 1 to ${MAX_KEY_LENGTH} printable ASCII characters (space to ~), quoted or not`,

@@ -67,10 +67,11 @@ export async function listen(options: ServerOptions): Promise<HttpServer> {
     const headers: Record<string, string> = {};
     let conflictingLengths = false;
     req.forEach((name, value) => {
-      if (name === 'content-length' && headers[name] !== undefined && headers[name] !== value) {
-        conflictingLengths = true;
-      }
-      headers[name] = value;
+      const before = headers[name];
+      if (before === undefined) headers[name] = value;
+      else if (name === 'content-length') conflictingLengths ||= before !== value;
+      // A field sent on several lines is one list (RFC 9110, 5.3): none of its lines is lost.
+      else headers[name] = `${before}, ${value}`;
     });
     // uWS routes only the standard methods (it closes the connection on any other), upper case.
     const method = req.getCaseSensitiveMethod();
