@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { pageOf, type PageRequest } from './pages.ts';
 import { Contact } from './entities.ts';
-import { lockContacts } from './contact-locks.ts';
+import { lockContacts } from './locks.ts';
 
 /** A contact as the API shows it. */
 export interface ContactRecord {
@@ -38,7 +38,7 @@ export function listContacts(em: EntityManager, environmentIds: string[], page: 
 /**
  * Deletes a contact with its responses (and their quota counts and deliveries) and its displays,
  * and leaves a tombstone so that events still in flight for it (created before now) cannot bring
- * it back. Under the contact's lock (see contact-locks.ts), so no consumer can be between its
+ * it back. Under the contact's lock (see locks.ts), so no consumer can be between its
  * tombstone read and its insert for this contact while this runs.
  */
 export async function deleteContact(em: EntityManager, contact: ContactRecord): Promise<void> {
@@ -70,7 +70,7 @@ export async function deleteContact(em: EntityManager, contact: ContactRecord): 
 
 /**
  * The deleted-contact guard of every consumer that writes rows for contacts: locks the contacts of
- * `items` (see contact-locks.ts), then keeps the items that were not sent before their contact was
+ * `items` (see locks.ts), then keeps the items that were not sent before their contact was
  * deleted (those went with the contact, and must not bring it back).
  */
 export async function withoutDeletedContacts<T>(

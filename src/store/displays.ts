@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Display } from './entities.ts';
+import { lockDisplays } from './locks.ts';
 
 export interface DisplayStatus {
   surveyId: string;
@@ -26,6 +27,10 @@ export async function insertDisplays(
   }[],
 ): Promise<void> {
   if (displays.length === 0) return;
+  await lockDisplays(
+    tx,
+    displays.map((d) => d.displayId),
+  );
   await tx.execute(
     `insert into displays (id, environment_id, survey_id, contact_id, response_id, created_at, updated_at)
      select d.id, d.environment_id, d.survey_id, d.contact_id,

@@ -3,6 +3,7 @@
 // survey definitions), so they are only unique within a survey, and every statement and lock here
 // is scoped to the survey. Counting one survey's `shared-x` must never see another tenant's.
 import type { EntityManager } from './orm.ts';
+import { lockKeys } from './locks.ts';
 
 export interface QuotaKey {
   surveyId: string;
@@ -11,21 +12,15 @@ export interface QuotaKey {
 
 /**
  * Locks the quotas `keys` until the transaction of `tx` ends, so that check-and-insert is atomic
- * across the transactions of different partitions. One statement. Transaction-scoped advisory locks
- * in their own class of the two-int key space (apart from contacts' and from start-up's single-key
- * lock), keyed by a hash of the survey and quota ids together: a collision only makes two quotas
- * wait for each other. Taken in ascending key order, so two batches never wait in a cycle.
+ * across the transactions of different partitions (see locks.ts), keyed by the survey and quota ids
+ * together.
  */
-export async function lockQuotas(tx: EntityManager, keys: readonly QuotaKey[]): Promise<void> {
-  if (keys.length === 0) return;
+export function lockQuotas(tx: EntityManager, keys: readonly QuotaKey[]): Promise<void> {
   // A JSON array names the pair unambiguously (no separator that an id could contain).
-  const names = [...new Set(keys.map((k) => JSON.stringify([k.surveyId, k.quotaId])))];
-  // The ordered subquery is not flattened (ORDER BY and DISTINCT prevent it), so the outer query
-  // calls pg_advisory_xact_lock row by row in key order.
-  await tx.execute(
-    `select pg_advisory_xact_lock(hashtext('chorus.quota'), k.key)
-     from (select distinct hashtext(name) as key from jsonb_array_elements_text(?::jsonb) as t (name) order by key) as k`,
-    [JSON.stringify(names)],
+  return lockKeys(
+    tx,
+    'chorus.quota',
+    keys.map((k) => JSON.stringify([k.surveyId, k.quotaId])),
   );
 }
 

@@ -2,26 +2,9 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { pageOf, type PageRequest } from './pages.ts';
 import type { Quota } from '../surveys/definition.ts';
-import { quotaAnswersOf } from '../surveys/quotas.ts';
-import { isAnswered } from '../surveys/validate-answers.ts';
+import { statusOf, type ResponseStatus } from '../responses/status.ts';
 import { Response } from './entities.ts';
 
-/** What the edge must know of a response to answer an update synchronously. */
-export interface ResponseStatus {
-  environmentId: string;
-  surveyId: string;
-  finished: boolean;
-  /** Question ids that have an answer (for the required check when an update finishes it). */
-  answered: readonly string[];
-  /**
-   * The answers the survey's quota conditions read (see `quotaAnswersOf`), so that an update is told
-   * `quotaFull` from the merged response, not only from what it sent. Filtered by the quotas known
-   * when the entry was made: a quota added later sees older answers once the entry is reloaded.
-   */
-  quotaAnswers: Readonly<Record<string, unknown>>;
-}
-
-/** `quotasOf` gives the survey's current quotas: only the answers they read are kept. */
 export async function findResponseStatus(
   em: EntityManager,
   id: string,
@@ -31,13 +14,7 @@ export async function findResponseStatus(
     .fork()
     .findOne(Response, { id }, { fields: ['environmentId', 'surveyId', 'finished', 'data'] });
   if (!row) return undefined;
-  return {
-    environmentId: row.environmentId,
-    surveyId: row.surveyId,
-    finished: row.finished,
-    answered: Object.keys(row.data).filter((key) => isAnswered(row.data[key])),
-    quotaAnswers: quotaAnswersOf(await quotasOf(row.surveyId), row.data),
-  };
+  return statusOf(row, row.finished ? undefined : await quotasOf(row.surveyId));
 }
 
 export async function singleUseIdTaken(

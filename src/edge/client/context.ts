@@ -6,7 +6,7 @@ import type { Outputs } from '../../kafka/outputs.ts';
 import type { ContactRecord } from '../../store/contacts.ts';
 import type { DisplayStatus } from '../../store/displays.ts';
 import type { EnvironmentInfo } from '../../store/environments.ts';
-import type { ResponseStatus } from '../../store/responses.ts';
+import type { ResponseStatus } from '../../responses/status.ts';
 import type { SurveySnapshot } from '../../store/surveys.ts';
 import { newId } from '../../ids.ts';
 import type { Directory } from '../directory.ts';

@@ -1,6 +1,7 @@
 // Client API: identify a user (enterprise). The contact id is derived from (environment, userId),
 // so the answer — the contact with its merged attributes — is built here from the cached contact
 // and the sent attributes; the contact processor applies the same merge, in order per user.
+import { mergeAttributes } from '../../contacts/merge.ts';
 import { contactIdFor } from '../../ids.ts';
 import type { ContactIdentified } from '../../events/contacts.ts';
 import { invalidInput } from '../../errors.ts';
@@ -92,7 +93,7 @@ export async function publishIdentify(
     updatedAt: event.occurredAt,
     environmentId,
     userId: input.userId,
-    attributes: { ...existing?.attributes, ...input.attributes, userId: input.userId },
+    attributes: mergeAttributes(existing?.attributes, input.attributes, input.userId),
   };
   ctx.contacts.set(contactId, contact);
   return contact;

@@ -7,9 +7,9 @@ import { ChorusError, notFound } from '../../errors.ts';
 import { ID_PATTERN, contactIdFor } from '../../ids.ts';
 import type { ResponseCreated, ResponseUpdated } from '../../events/responses.ts';
 import type { SurveySnapshot } from '../../store/surveys.ts';
-import type { ResponseStatus } from '../../store/responses.ts';
+import { statusAfterUpdate, statusOf } from '../../responses/status.ts';
 import { answerShapeProblems, isAnswered, missingRequiredAnswers } from '../../surveys/validate-answers.ts';
-import { fullQuotaFor, quotaAnswer, quotaAnswersOf } from '../../surveys/quotas.ts';
+import { fullQuotaFor, quotaAnswer } from '../../surveys/quotas.ts';
 import { buildResponseMeta } from '../request-meta.ts';
 import type { Route, RouteRequest } from '../router.ts';
 import { parseJsonBody, requireId, validateBody } from '../validation.ts';
@@ -139,15 +139,7 @@ async function createResponse(ctx: ClientContext, request: RouteRequest, { ids, 
 
   ctx.responses.set(
     responseId,
-    body.finished
-      ? finishedResponse(environmentId, survey.id)
-      : {
-          environmentId,
-          surveyId: survey.id,
-          finished: false,
-          answered: Object.keys(body.data).filter((k) => isAnswered(body.data[k])),
-          quotaAnswers: quotaAnswersOf(survey.quotas, body.data),
-        },
+    statusOf({ environmentId, surveyId: survey.id, finished: body.finished, data: body.data }, survey.quotas),
   );
   if (body.displayId) ctx.displays.set(body.displayId, { surveyId: survey.id, linked: true });
   return { status: 200, body: { data: { id: responseId, ...quotaAnswer(fullQuotaFor(survey, body.data)) } } };
@@ -168,13 +160,11 @@ async function updateResponse(ctx: ClientContext, request: RouteRequest) {
     });
   }
   const data = body.data ?? {};
-  const answered = new Set(status.answered);
-  for (const [key, value] of Object.entries(data)) {
-    if (isAnswered(value)) answered.add(key);
-    else answered.delete(key);
-  }
   // A response outlives changes to its survey: its definition is used when it still exists.
   const survey = await ctx.surveys.get(status.surveyId);
+  // Its answers merged as the processor will merge them.
+  const merged = statusAfterUpdate(status, { data }, survey?.quotas);
+  const answered = new Set(merged.answered);
   if (survey) checkAnswers(survey, data, body.finished ? (id) => answered.has(id) : undefined);
 
   const command: ResponseUpdated = {
@@ -192,30 +182,14 @@ async function updateResponse(ctx: ClientContext, request: RouteRequest) {
   };
   await ctx.outputs.responses.publish(command);
 
-  // Merged as the processor merges `data` (sent keys overwrite): a quota whose condition was
-  // answered by an earlier request still applies to this one.
-  const quotaAnswers = survey
-    ? quotaAnswersOf(survey.quotas, { ...status.quotaAnswers, ...data })
-    : status.quotaAnswers;
   ctx.responses.set(
     responseId,
-    body.finished === true
-      ? finishedResponse(status.environmentId, status.surveyId)
-      : { ...status, answered: [...answered], quotaAnswers },
+    body.finished === true ? statusAfterUpdate(status, body, survey?.quotas) : merged,
   );
-  const quota = survey ? fullQuotaFor(survey, quotaAnswers) : undefined;
+  // From the merged answers: a quota whose condition was answered by an earlier request still
+  // applies to this one.
+  const quota = survey ? fullQuotaFor(survey, merged.quotaAnswers) : undefined;
   return { status: 200, body: { data: { id: responseId, ...quotaAnswer(quota) } } };
-}
-
-const NOTHING: readonly string[] = Object.freeze([]);
-const NO_ANSWERS: Readonly<Record<string, unknown>> = Object.freeze({});
-
-/**
- * What the edge keeps of a finished response: enough to refuse its updates. A cache of the last
- * minute's responses holds many of them, so they share their (empty) answers.
- */
-function finishedResponse(environmentId: string, surveyId: string): ResponseStatus {
-  return { environmentId, surveyId, finished: true, answered: NOTHING, quotaAnswers: NO_ANSWERS };
 }
 
 /** Answers of the wrong shape, and — when the response finishes — required questions left open. */

@@ -2,6 +2,7 @@
 // contact's changes arrive in order) and keeps `contacts` and the attribute keys they use.
 import { ContactCommandCheck, contactKey, type ContactCommand } from '../../events/contacts.ts';
 import type { Processor } from '../../pipeline/batch-handler.ts';
+import { mergeAttributes } from '../../contacts/merge.ts';
 import { ATTRIBUTE_KEY_PATTERN } from '../../store/entities.ts';
 import { ensureAttributeKeys } from '../../store/attribute-keys.ts';
 import { upsertContacts, withoutDeletedContacts } from '../../store/contacts.ts';
@@ -23,7 +24,7 @@ export const contactProcessor: Processor<ContactCommand> = {
       const before = folded.get(command.contactId);
       folded.set(command.contactId, {
         ...command,
-        attributes: { ...before?.attributes, ...command.attributes, userId: command.userId },
+        attributes: mergeAttributes(before?.attributes, command.attributes, command.userId),
       });
     }
     const contacts = [...folded.values()];

@@ -2,7 +2,8 @@
 // linked keeps its first response. (If the display is not stored yet, the display processor links
 // it when it arrives, see processors/displays.)
 import type { EntityManager } from '../../store/orm.ts';
-import type { ResponseState } from './merge-response.ts';
+import { lockDisplays } from '../../store/locks.ts';
+import type { ResponseState } from '../../responses/merge.ts';
 
 export async function linkDisplays(tx: EntityManager, created: readonly ResponseState[]): Promise<void> {
   // The first response of the batch for a display wins, as it would one statement at a time.
@@ -11,6 +12,10 @@ export async function linkDisplays(tx: EntityManager, created: readonly Response
     if (state.displayId && !firstPerDisplay.has(state.displayId)) firstPerDisplay.set(state.displayId, state);
   const linking = [...firstPerDisplay.values()];
   if (linking.length === 0) return;
+  await lockDisplays(
+    tx,
+    linking.map((s) => s.displayId),
+  );
   // One statement per batch: this runs in the processor's hot loop, for nearly every new response.
   await tx.execute(
     `update displays d set response_id = v.response_id, updated_at = v.at::timestamptz

@@ -1,6 +1,8 @@
-// The fold of response commands into a stored response: a pure function, the single definition of
-// how partial responses become finished ones. Its rules are written as data below.
-import type { ResponseCommand, ResponseCreated } from '../../events/responses.ts';
+// The domain of a response: its state, and the fold of commands into it — a pure function, the
+// single definition of how partial responses become finished ones. Its rules are written as data
+// below. The processor folds commands with it; the edge updates the status it caches with the
+// same rules (status.ts); the store persists the state.
+import type { ResponseCommand, ResponseCreated } from '../events/responses.ts';
 
 export interface ResponseState {
   id: string;
@@ -53,14 +55,27 @@ export function mergeResponse(state: ResponseState | undefined, command: Respons
   const next: ResponseState = { ...state, updatedAt: command.occurredAt };
   for (const field of RULES.merged) {
     const patch = command[field];
-    if (patch) next[field] = { ...state[field], ...patch } as never;
+    if (patch) next[field] = mergeShallow(state[field], patch) as never;
   }
   for (const field of RULES.overwritten) {
     const value = command[field];
     if (value !== undefined) next[field] = value;
   }
-  next.finished = state.finished || command.finished === true;
+  next.finished = finishedAfter(state.finished, command.finished);
   return { kind: 'applied', state: withTotal(next) };
+}
+
+/** The merge of `data`, `ttc` and `variables`: keys sent overwrite, keys not sent are kept. */
+export function mergeShallow<V>(
+  before: Readonly<Record<string, V>>,
+  patch: Readonly<Record<string, V>> | undefined,
+): Record<string, V> {
+  return patch ? { ...before, ...patch } : { ...before };
+}
+
+/** `finished` only goes from false to true. */
+export function finishedAfter(finished: boolean, sent: boolean | undefined): boolean {
+  return finished || sent === true;
 }
 
 /** Applies commands in order; rejected ones leave the state as it was and are reported. */

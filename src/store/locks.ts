@@ -1,0 +1,46 @@
+// One lock per contact, shared by deleting a contact and by every consumer that writes rows for a
+// contact (identifies, responses, displays, deliveries). Each consumer takes the locks of its batch
+// BEFORE it reads the tombstones, and the deletion takes its contact's lock before it writes the
+// tombstone, so the two serialise: either the consumer commits first (and the deletion then
+// removes what it wrote) or the deletion does (and the consumer then sees the tombstone). Without
+// it, a deletion committed between a consumer's tombstone read and its insert would let the
+// consumer bring the contact back or leave rows pointing at it.
+import type { EntityManager } from '@mikro-orm/postgresql';
+
+/** Locks the contacts `ids` until the transaction of `tx` ends, waiting for whoever holds them. */
+export function lockContacts(tx: EntityManager, ids: Iterable<string | null | undefined>): Promise<void> {
+  return lockKeys(tx, 'chorus.contact', ids);
+}
+
+/**
+ * Locks the displays `ids`: the display processor (inserting a display, linking it to a response
+ * already stored) and the response processor (linking a new response to its display) take them
+ * before they look for each other's row, so that one waits for the other's commit and sees it,
+ * instead of both missing the other and leaving the two unlinked. Contacts are locked before.
+ */
+export function lockDisplays(tx: EntityManager, ids: Iterable<string | null | undefined>): Promise<void> {
+  return lockKeys(tx, 'chorus.display', ids);
+}
+
+/**
+ * Locks `names` in the lock class `lockClass` until the transaction of `tx` ends, waiting for
+ * whoever holds them. One statement per batch. Transaction-scoped advisory locks on the two-int key
+ * space (a class per kind, so kinds never meet each other or the single-key lock of start-up),
+ * keyed by a hash of the name: a hash collision only makes two names wait for each other. The keys
+ * are taken in ascending order, so two batches never wait for each other in a cycle.
+ */
+export async function lockKeys(
+  tx: EntityManager,
+  lockClass: string,
+  names: Iterable<string | null | undefined>,
+): Promise<void> {
+  const unique = [...new Set(names)].filter((id): id is string => typeof id === 'string' && id !== '');
+  if (unique.length === 0) return;
+  // The ordered subquery is not flattened (ORDER BY and DISTINCT prevent it), so the outer query
+  // calls pg_advisory_xact_lock row by row in key order.
+  await tx.execute(
+    `select pg_advisory_xact_lock(hashtext(?), k.key)
+     from (select distinct hashtext(id) as key from jsonb_array_elements_text(?::jsonb) as t (id) order by key) as k`,
+    [lockClass, JSON.stringify(unique)],
+  );
+}
