@@ -2,22 +2,10 @@
 // does), then runs every test file with node's test runner. Each test file makes its own database,
 // topics and consumer groups, so files run in parallel.
 import { spawn } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../src/config.ts';
 import { createLogger } from '../src/logger.ts';
 import { ensureLocalServices } from '../src/local-services.ts';
-
-const root = fileURLToPath(new URL('..', import.meta.url));
-
-function testFiles(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const full = path.join(dir, name);
-    if (statSync(full).isDirectory()) return testFiles(full);
-    return name.endsWith('.test.ts') ? [path.relative(root, full)] : [];
-  });
-}
+import { root, testFiles } from './test-files.ts';
 
 const config = loadConfig();
 const local = await ensureLocalServices(config, createLogger('warn', process.stderr));

@@ -33,7 +33,10 @@ import { managementResponseRoutes } from './management/responses.ts';
 import { managementSurveyRoutes } from './management/surveys.ts';
 import { managementContactRoutes } from './management/contacts.ts';
 import { managementAttributeKeyRoutes } from './management/attribute-keys.ts';
-import { integrationRoutes } from './management/integrations.ts';
+import type { IntegrationsContext } from './management/integrations/context.ts';
+import { oauthRoutes } from './management/integrations/oauth.ts';
+import { integrationRoutes } from './management/integrations/integrations.ts';
+import { linkRoutes } from './management/integrations/links.ts';
 import type { Destinations } from '../integrations/destination.ts';
 
 /** Records duration, count and concurrency of every request the router answers. */
@@ -137,6 +140,12 @@ export async function startEdge(deps: EdgeDeps): Promise<RunningEdge> {
   // A revoked key stops working within the time-to-live.
   const keys = cache((hash) => findApiKeyGrant(em, hash), 5_000, 10_000);
   const management: ManagementContext = { orm, keys, client };
+  const integrations: IntegrationsContext = {
+    ...management,
+    destinations: deps.destinations,
+    webappUrl: deps.integrations.webappUrl,
+    encryptionKey: deps.integrations.encryptionKey,
+  };
   const idempotencyKeys = idempotency({
     redis: deps.redis,
     keyPrefix: deps.http.redisKeyPrefix,
@@ -155,12 +164,9 @@ export async function startEdge(deps: EdgeDeps): Promise<RunningEdge> {
       ...managementSurveyRoutes(management),
       ...managementContactRoutes(management),
       ...managementAttributeKeyRoutes(management),
-      ...integrationRoutes({
-        ...management,
-        destinations: deps.destinations,
-        webappUrl: deps.integrations.webappUrl,
-        encryptionKey: deps.integrations.encryptionKey,
-      }),
+      ...oauthRoutes(integrations),
+      ...integrationRoutes(integrations),
+      ...linkRoutes(integrations),
     ],
     log,
   );

@@ -40,7 +40,10 @@ export interface Outputs {
   deadLetters: Output<DeadLetterRecord>;
 }
 
-function output<E>(publisher: Publisher, topic: string, keyOf: (event: E) => string): Output<E> {
+/** Only `publish` is used: tests hand in a recorder instead of a Kafka producer. */
+type Writer = Pick<Publisher, 'publish'>;
+
+function output<E>(publisher: Writer, topic: string, keyOf: (event: E) => string): Output<E> {
   return {
     topic,
     keyOf,
@@ -49,7 +52,7 @@ function output<E>(publisher: Publisher, topic: string, keyOf: (event: E) => str
   };
 }
 
-export function createOutputs(publisher: Publisher, topics: Topics): Outputs {
+export function createOutputs(publisher: Writer, topics: Topics): Outputs {
   return {
     responses: output(publisher, topics.responses, (c) => c.responseId),
     displays: output(publisher, topics.displays, (d) => d.displayId),

@@ -3,17 +3,13 @@ import assert from 'node:assert/strict';
 import { DisplayCreatedCheck, type DisplayCreated } from '../events/displays.ts';
 import type { ConsumedMessage } from '../kafka/consumer.ts';
 import { parseEvent } from './parse-event.ts';
+import { displayCreated } from '../../test/helpers/events.ts';
 
 const parse = parseEvent(DisplayCreatedCheck, (d: DisplayCreated) => d.displayId);
 
+/** A display as JSON has it; `extra` may add fields the contract does not know. */
 const display = (extra: Record<string, unknown> = {}) => ({
-  type: 'display.created',
-  version: 1,
-  eventId: 'evt_1',
-  occurredAt: '2026-11-25T10:00:00.000Z',
-  environmentId: 'env_1',
-  displayId: 'dsp_1',
-  surveyId: 'srv_1',
+  ...displayCreated({ displayId: 'dsp_1' }),
   ...extra,
 });
 

@@ -6,16 +6,18 @@ import type { Named } from '../events/envelope.ts';
 import type { Output } from '../kafka/outputs.ts';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ContactIdentified } from '../events/contacts.ts';
-import type { DisplayCreated } from '../events/displays.ts';
-import type { ResponseCreated, ResponseUpdated } from '../events/responses.ts';
-import { contactIdFor } from '../ids.ts';
 import { runConsumer, type RunningConsumer } from '../kafka/consumer.ts';
 import { createMetrics, type Metrics } from '../observability/metrics.ts';
 import { Contact, Display, Response } from '../store/entities.ts';
 import { createEnvironment } from '../store/environments.ts';
 import { createProcessorWorld, type ProcessorWorld } from '../../test/helpers/processor-world.ts';
 import { waitFor } from '../../test/helpers/wait.ts';
+import {
+  contactIdentified,
+  displayCreated,
+  responseCreated,
+  responseUpdated,
+} from '../../test/helpers/events.ts';
 import { batchHandler, type Processor } from './batch-handler.ts';
 import { contactProcessor } from '../processors/contacts/contact-processor.ts';
 import { displayProcessor } from '../processors/displays/display-processor.ts';
@@ -27,60 +29,17 @@ interface Letter {
   detail?: { sqlState?: string; error?: string };
 }
 
-let counter = 0;
-const envelope = (environmentId: string) => ({
-  version: 1 as const,
-  eventId: `evt_unappliable_${++counter}`,
-  occurredAt: new Date(Date.UTC(2026, 10, 22) + counter * 1000).toISOString(),
-  environmentId,
-});
+const created = (environmentId: string, responseId: string, data: Record<string, unknown>) =>
+  responseCreated({ environmentId, responseId, data });
 
-const created = (
-  environmentId: string,
-  responseId: string,
-  data: Record<string, unknown>,
-): ResponseCreated => ({
-  type: 'response.created',
-  ...envelope(environmentId),
-  responseId,
-  surveyId: 'srv_test',
-  finished: false,
-  data,
-  ttc: {},
-  variables: {},
-  meta: {},
-});
+const updated = (environmentId: string, responseId: string, data: Record<string, unknown>) =>
+  responseUpdated({ environmentId, responseId, data });
 
-const updated = (
-  environmentId: string,
-  responseId: string,
-  data: Record<string, unknown>,
-): ResponseUpdated => ({
-  type: 'response.updated',
-  ...envelope(environmentId),
-  responseId,
-  data,
-});
+const identified = (environmentId: string, userId: string, attributes: Record<string, string>) =>
+  contactIdentified({ environmentId, userId, attributes });
 
-const identified = (
-  environmentId: string,
-  userId: string,
-  attributes: Record<string, string>,
-): ContactIdentified => ({
-  type: 'contact.identified',
-  ...envelope(environmentId),
-  contactId: contactIdFor(environmentId, userId),
-  userId,
-  attributes,
-});
-
-const shown = (environmentId: string, displayId: string, userId?: string): DisplayCreated => ({
-  type: 'display.created',
-  ...envelope(environmentId),
-  displayId,
-  surveyId: 'srv_test',
-  ...(userId === undefined ? {} : { userId, contactId: contactIdFor(environmentId, userId) }),
-});
+const shown = (environmentId: string, displayId: string, userId?: string) =>
+  displayCreated({ environmentId, displayId, ...(userId === undefined ? {} : { userId }) });
 
 describe('unappliable commands', () => {
   let world: ProcessorWorld;

@@ -17,14 +17,18 @@ import { createEnvironment } from '../store/environments.ts';
 import { createLink, saveIntegration } from '../store/integrations.ts';
 import type { EntityManager } from '../store/orm.ts';
 import { createSurvey } from '../store/surveys.ts';
-import { createProcessorWorld, type ProcessorWorld } from '../../test/helpers/processor-world.ts';
+import {
+  createProcessorWorld,
+  ignoreEffects,
+  type ProcessorWorld,
+} from '../../test/helpers/processor-world.ts';
+import * as events from '../../test/helpers/events.ts';
 import { waitFor } from '../../test/helpers/wait.ts';
 import { contactProcessor } from './contacts/contact-processor.ts';
 import { displayProcessor } from './displays/display-processor.ts';
 import { responseProcessor } from './responses/response-processor.ts';
 import { unitOfWork } from '../pipeline/batch-handler.ts';
 
-const ignoreEffects = { reject: async () => undefined, publish: async () => undefined, traceOf: () => ({}) };
 /** Sent a moment ago: still in flight when the contact is deleted. */
 const aMomentAgo = () => new Date(Date.now() - 1000).toISOString();
 
@@ -227,70 +231,37 @@ describe('deleting a contact while a consumer applies an event for it', () => {
     occurredAt: string,
     attributes: Record<string, string> = {},
   ): ContactIdentified {
-    return {
-      type: 'contact.identified',
-      version: 1,
-      eventId: newId('evt'),
-      occurredAt,
-      environmentId,
-      contactId,
-      userId,
-      attributes,
-    };
+    return events.contactIdentified({ environmentId, contactId, userId, occurredAt, attributes });
   }
 
   function responseCreated(
     responseId: string,
     contact: ContactRecord,
     occurredAt: string,
-    overrides: Partial<ResponseCreated> = {},
+    fields: Partial<ResponseCreated> = {},
   ): ResponseCreated {
-    return {
-      type: 'response.created',
-      version: 1,
-      eventId: newId('evt'),
-      occurredAt,
+    const { userId, id: contactId } = contact;
+    return events.responseCreated({
       environmentId,
-      responseId,
       surveyId,
-      finished: false,
-      data: {},
-      ttc: {},
-      variables: {},
-      meta: {},
-      userId: contact.userId,
-      contactId: contact.id,
-      ...overrides,
-    };
+      responseId,
+      occurredAt,
+      userId,
+      contactId,
+      ...fields,
+    });
   }
 
   function responseUpdated(
     responseId: string,
     occurredAt: string,
-    overrides: Partial<ResponseUpdated> = {},
+    fields: Partial<ResponseUpdated> = {},
   ): ResponseUpdated {
-    return {
-      type: 'response.updated',
-      version: 1,
-      eventId: newId('evt'),
-      occurredAt,
-      environmentId,
-      responseId,
-      ...overrides,
-    };
+    return events.responseUpdated({ environmentId, responseId, occurredAt, ...fields });
   }
 
   function displayCreated(displayId: string, contact: ContactRecord, occurredAt: string): DisplayCreated {
-    return {
-      type: 'display.created',
-      version: 1,
-      eventId: newId('evt'),
-      occurredAt,
-      environmentId,
-      displayId,
-      surveyId,
-      userId: contact.userId,
-      contactId: contact.id,
-    };
+    const { userId, id: contactId } = contact;
+    return events.displayCreated({ environmentId, surveyId, displayId, occurredAt, userId, contactId });
   }
 });

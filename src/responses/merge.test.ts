@@ -1,39 +1,20 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ResponseCreated, ResponseUpdated } from '../events/responses.ts';
+import { responseCreated, responseUpdated, testTime as at } from '../../test/helpers/events.ts';
 import { foldResponse, mergeResponse, type ResponseState } from './merge.ts';
 
-const at = (s: number) => new Date(Date.UTC(2026, 10, 22, 0, 0, s)).toISOString();
-
-function create(overrides: Partial<ResponseCreated> = {}): ResponseCreated {
-  return {
-    type: 'response.created',
-    version: 1,
-    eventId: 'evt_1',
+const create = (fields: Partial<ResponseCreated> = {}) =>
+  responseCreated({
     occurredAt: at(0),
-    environmentId: 'env_1',
-    responseId: 'rsp_1',
-    surveyId: 'srv_1',
-    finished: false,
     data: { q1: 'hello' },
     ttc: { q1: 2 },
     variables: { plan: 'pro' },
     meta: { source: 'app' },
-    ...overrides,
-  };
-}
+    ...fields,
+  });
 
-function update(overrides: Partial<ResponseUpdated> = {}): ResponseUpdated {
-  return {
-    type: 'response.updated',
-    version: 1,
-    eventId: 'evt_2',
-    occurredAt: at(5),
-    environmentId: 'env_1',
-    responseId: 'rsp_1',
-    ...overrides,
-  };
-}
+const update = (fields: Partial<ResponseUpdated> = {}) => responseUpdated({ occurredAt: at(5), ...fields });
 
 function applied(
   state: ResponseState | undefined,

@@ -21,7 +21,7 @@ import { kafkaWriter } from '../helpers/kafka-writer.ts';
 import { runChorus } from '../helpers/process.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { Delivery, Integration } from '../../src/store/entities.ts';
-import { finishedEventId } from '../../src/events/response-events.ts';
+import { responseFinished } from '../helpers/events.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createKafka, topicsFor } from '../../src/kafka/kafka.ts';
 import { runConsumer } from '../../src/kafka/consumer.ts';
@@ -180,16 +180,15 @@ describe('integrations: Slack and Notion', () => {
     await publisher.publish({
       topic: topics['response-events'],
       key: responseId,
-      value: JSON.stringify({
-        type: 'response.finished',
-        version: 1,
-        eventId: finishedEventId(responseId),
-        occurredAt: new Date().toISOString(),
-        environmentId: env,
-        responseId,
-        surveyId,
-        response: { id: responseId, data: { feedback: 'slack-once', plan: 'pro' } },
-      }),
+      value: JSON.stringify(
+        responseFinished({
+          occurredAt: new Date().toISOString(),
+          environmentId: env,
+          responseId,
+          surveyId,
+          response: { id: responseId, data: { feedback: 'slack-once', plan: 'pro' } },
+        }),
+      ),
     });
     await publisher.close();
     const later = await finish(surveyId, { feedback: 'after-redelivery' });

@@ -6,9 +6,9 @@ import { kafkaWriter } from '../helpers/kafka-writer.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { AppliedEvent, Contact, Delivery, Display, QuotaMember, Response } from '../../src/store/entities.ts';
 import { createLink, saveIntegration } from '../../src/store/integrations.ts';
-import { finishedEventId, type ResponseFinished } from '../../src/events/response-events.ts';
 import { contactIdFor, newId } from '../../src/ids.ts';
 import { contactKey } from '../../src/events/contacts.ts';
+import { contactIdentified, displayCreated, responseCreated, responseFinished } from '../helpers/events.ts';
 
 describe('management API: contacts and attribute keys', () => {
   let app: RunningChorus;
@@ -130,54 +130,28 @@ describe('management API: contacts and attribute keys', () => {
 
     // Written before the deletion, delivered after it: an identify, a response and a display.
     const { topics, publisher } = kafkaWriter(app.world.env);
-    const base = { version: 1 as const, occurredAt: beforeDeletion, environmentId: env };
+    const base = { occurredAt: beforeDeletion, environmentId: env };
     const lateResponse = newId('rsp');
     const lateDisplay = newId('dsp');
-    const lateEvents = [newId('evt'), newId('evt'), newId('evt')];
+    const identify = contactIdentified({ ...base, userId, attributes: { plan: 'pro' } });
+    const response = responseCreated({
+      ...base,
+      responseId: lateResponse,
+      surveyId: survey,
+      finished: true,
+      data: { q1: 'late' },
+      userId,
+    });
+    const display = displayCreated({ ...base, displayId: lateDisplay, surveyId: survey, userId });
+    const lateEvents = [identify.eventId, response.eventId, display.eventId];
     await Promise.all([
       publisher.publish({
         topic: topics.contacts,
         key: contactKey(env, userId),
-        value: JSON.stringify({
-          type: 'contact.identified',
-          ...base,
-          eventId: lateEvents[0],
-          contactId,
-          userId,
-          attributes: { plan: 'pro' },
-        }),
+        value: JSON.stringify(identify),
       }),
-      publisher.publish({
-        topic: topics.responses,
-        key: lateResponse,
-        value: JSON.stringify({
-          type: 'response.created',
-          ...base,
-          eventId: lateEvents[1],
-          responseId: lateResponse,
-          surveyId: survey,
-          finished: true,
-          data: { q1: 'late' },
-          ttc: {},
-          variables: {},
-          meta: {},
-          userId,
-          contactId,
-        }),
-      }),
-      publisher.publish({
-        topic: topics.displays,
-        key: lateDisplay,
-        value: JSON.stringify({
-          type: 'display.created',
-          ...base,
-          eventId: lateEvents[2],
-          displayId: lateDisplay,
-          surveyId: survey,
-          userId,
-          contactId,
-        }),
-      }),
+      publisher.publish({ topic: topics.responses, key: lateResponse, value: JSON.stringify(response) }),
+      publisher.publish({ topic: topics.displays, key: lateDisplay, value: JSON.stringify(display) }),
     ]);
     // Each processor records the events it has seen, voided ones included.
     await waitFor(async () => (await em().count(AppliedEvent, { eventId: { $in: lateEvents } })) === 3, {
@@ -241,16 +215,13 @@ describe('management API: contacts and attribute keys', () => {
     // Finished before the deletion, announced after it: it went with the contact.
     const { topics, publisher } = kafkaWriter(app.world.env);
     const lateResponse = newId('rsp');
-    const late: ResponseFinished = {
-      type: 'response.finished',
-      version: 1,
-      eventId: finishedEventId(lateResponse),
+    const late = responseFinished({
       occurredAt: new Date(Date.now() - 1000).toISOString(),
       environmentId: env,
       responseId: lateResponse,
       surveyId: linked,
       response: { id: lateResponse, surveyId: linked, finished: true, data: { q1: 'late' }, contactId },
-    };
+    });
     await publisher.publish({
       topic: topics['response-events'],
       key: lateResponse,

@@ -52,3 +52,10 @@ export async function createProcessorWorld(
     },
   };
 }
+
+/** Effects for a unit of work whose rejections and announcements the test does not look at. */
+export const ignoreEffects = {
+  reject: async () => undefined,
+  publish: async () => undefined,
+  traceOf: () => ({}),
+};

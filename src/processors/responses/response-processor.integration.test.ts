@@ -5,44 +5,20 @@ import { randomInt } from 'node:crypto';
 import type { ResponseCommand, ResponseCreated, ResponseUpdated } from '../../events/responses.ts';
 import { runConsumer, type RunningConsumer } from '../../kafka/consumer.ts';
 import { AppliedEvent, Response } from '../../store/entities.ts';
-import { createProcessorWorld, type ProcessorWorld } from '../../../test/helpers/processor-world.ts';
+import {
+  createProcessorWorld,
+  ignoreEffects,
+  type ProcessorWorld,
+} from '../../../test/helpers/processor-world.ts';
 import { waitFor } from '../../../test/helpers/wait.ts';
+import { responseCreated, responseUpdated } from '../../../test/helpers/events.ts';
 import { responseProcessor } from './response-processor.ts';
 import { unitOfWork, batchHandler } from '../../pipeline/batch-handler.ts';
 
-let eventCounter = 0;
-const ignoreEffects = { reject: async () => undefined, publish: async () => undefined, traceOf: () => ({}) };
-const at = (n: number) => new Date(Date.UTC(2026, 10, 22) + n * 1000).toISOString();
-
-function created(responseId: string, overrides: Partial<ResponseCreated> = {}): ResponseCreated {
-  return {
-    type: 'response.created',
-    version: 1,
-    eventId: `evt_${++eventCounter}_${responseId}`,
-    occurredAt: at(eventCounter),
-    environmentId: 'env_test',
-    responseId,
-    surveyId: 'srv_test',
-    finished: false,
-    data: {},
-    ttc: {},
-    variables: {},
-    meta: {},
-    ...overrides,
-  };
-}
-
-function updated(responseId: string, overrides: Partial<ResponseUpdated> = {}): ResponseUpdated {
-  return {
-    type: 'response.updated',
-    version: 1,
-    eventId: `evt_${++eventCounter}_${responseId}`,
-    occurredAt: at(eventCounter),
-    environmentId: 'env_test',
-    responseId,
-    ...overrides,
-  };
-}
+const created = (responseId: string, fields: Partial<ResponseCreated> = {}) =>
+  responseCreated({ responseId, ...fields });
+const updated = (responseId: string, fields: Partial<ResponseUpdated> = {}) =>
+  responseUpdated({ responseId, ...fields });
 
 async function publishAll(world: ProcessorWorld, commands: readonly ResponseCommand[]) {
   // Issued in order: the publisher keeps the order of calls, so per-key order holds in Kafka.

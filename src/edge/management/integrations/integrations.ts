@@ -1,0 +1,58 @@
+// Integrations through the management API (API key rules as elsewhere): list, read and delete the
+// connected workspaces, and the channels (Slack) or databases (Notion) a link can target.
+import { notFound } from '../../../errors.ts';
+import { PROVIDERS, type Provider } from '../../../store/entities.ts';
+import { integrationRecord, listIntegrations } from '../../../store/integrations.ts';
+import { LINK_TARGETS } from '../../../integrations/providers.ts';
+import type { Route, RouteRequest } from '../../router.ts';
+import { listRoute } from '../paging.ts';
+import {
+  accessible,
+  INTEGRATIONS_PATH,
+  providerCall,
+  requireConfigured,
+  tokenOf,
+  type IntegrationsContext,
+} from './context.ts';
+
+export function integrationRoutes(ctx: IntegrationsContext): Route[] {
+  const base = INTEGRATIONS_PATH;
+  return [
+    listRoute(base, ctx, (environmentIds, page) => listIntegrations(ctx.orm.em, environmentIds, page)),
+    {
+      method: 'GET',
+      path: `${base}/:integrationId`,
+      handler: async (r) => ({
+        status: 200,
+        body: { data: integrationRecord((await accessible(ctx, r)).integration) },
+      }),
+    },
+    {
+      method: 'DELETE',
+      path: `${base}/:integrationId`,
+      handler: async (r) => {
+        const { em, integration } = await accessible(ctx, r);
+        const record = integrationRecord(integration);
+        // Links and their pending deliveries go with it; messages and pages already created stay.
+        await em.remove(integration).flush();
+        return { status: 200, body: { data: record } };
+      },
+    },
+    // Each provider's targets under its own name (`channels`, `databases`), known even when the
+    // provider is not configured here.
+    ...PROVIDERS.map((provider) => ({
+      method: 'GET',
+      path: `${base}/:integrationId/${LINK_TARGETS[provider]}`,
+      handler: (r: RouteRequest) => targets(ctx, r, provider),
+    })),
+  ];
+}
+
+/** The channels (Slack) or databases (Notion) a link can target. */
+async function targets(ctx: IntegrationsContext, request: RouteRequest, provider: Provider) {
+  const { integration } = await accessible(ctx, request);
+  if (integration.provider !== provider) throw notFound('Integration', integration.id);
+  const token = tokenOf(ctx, integration);
+  const data = await providerCall(() => requireConfigured(ctx, provider).api.listTargets(token));
+  return { status: 200, body: { data } };
+}
