@@ -15,7 +15,7 @@ import { createMetrics, serveMetrics } from '../observability/metrics.ts';
 import { countUnavailableIn } from '../edge/outages.ts';
 import { watchReadiness, type Readiness } from '../edge/health.ts';
 import type { RunningConsumer } from '../kafka/consumer.ts';
-import { startTracing } from '../observability/tracing.ts';
+import { activeTraceIds, startTracing } from '../observability/tracing.ts';
 import { startErrorTracking } from '../observability/error-tracking.ts';
 import { prepareStore, type DemoEnvironment } from '../store/prepare.ts';
 import { startEdge } from '../edge/edge.ts';
@@ -72,7 +72,9 @@ export async function startChorus({
   const errorTracking = config.errorTracking
     ? await startErrorTracking(config.errorTracking, VERSION)
     : undefined;
-  const logger = given ?? createLogger(config.log.level, undefined, errorTracking?.report);
+  const logger =
+    given ??
+    createLogger(config.log.level, undefined, { onError: errorTracking?.report, mixin: activeTraceIds });
   const stops: (() => unknown)[] = [];
   const stop = async () => {
     for (const release of stops.reverse()) {
