@@ -13,7 +13,7 @@ import { ensureDatabase } from '../store/database.ts';
 import { instrumentStore, openStore, type Orm } from '../store/orm.ts';
 import { createMetrics, serveMetrics } from '../observability/metrics.ts';
 import { countUnavailableIn } from '../edge/outages.ts';
-import { watchReadiness, type Readiness } from '../edge/health.ts';
+import { watchReadiness, type Readiness } from '../observability/readiness.ts';
 import type { RunningConsumer } from '../kafka/consumer.ts';
 import { activeTraceIds, startTracing } from '../observability/tracing.ts';
 import { startErrorTracking } from '../observability/error-tracking.ts';
