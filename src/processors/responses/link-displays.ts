@@ -2,7 +2,7 @@
 // linked keeps its first response. (If the display is not stored yet, the display processor links
 // it when it arrives, see processors/displays.)
 import type { EntityManager } from '../../store/orm.ts';
-import type { ResponseState } from './merge-response.ts';
+import type { ResponseState } from '../../responses/state.ts';
 
 export async function linkDisplays(tx: EntityManager, created: readonly ResponseState[]): Promise<void> {
   // The first response of the batch for a display wins, as it would one statement at a time.

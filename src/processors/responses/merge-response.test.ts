@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ResponseCreated, ResponseUpdated } from '../../events/responses.ts';
-import { foldResponse, mergeResponse, type ResponseState } from './merge-response.ts';
+import type { ResponseState } from '../../responses/state.ts';
+import { foldResponse, mergeResponse } from './merge-response.ts';
 
 const at = (s: number) => new Date(Date.UTC(2026, 10, 22, 0, 0, s)).toISOString();
 

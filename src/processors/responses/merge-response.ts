@@ -1,33 +1,7 @@
 // The fold of response commands into a stored response: a pure function, the single definition of
 // how partial responses become finished ones. Its rules are written as data below.
 import type { ResponseCommand, ResponseCreated } from '../../events/responses.ts';
-
-export interface ResponseState {
-  id: string;
-  environmentId: string;
-  surveyId: string;
-  finished: boolean;
-  data: Record<string, unknown>;
-  ttc: Record<string, number>;
-  variables: Record<string, string | number>;
-  meta: Record<string, unknown>;
-  language: string | null;
-  endingId: string | null;
-  displayId: string | null;
-  singleUseId: string | null;
-  contactId: string | null;
-  /** The linked contact's attributes when the response was created (set when it is stored). */
-  contactAttributes: Record<string, string> | null;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export type RejectionReason =
-  | 'response_already_exists'
-  | 'response_not_found'
-  | 'response_already_finished'
-  | 'single_use_id_taken'
-  | 'contact_deleted';
+import type { RejectionReason, ResponseState } from '../../responses/state.ts';
 
 export type MergeOutcome =
   | { kind: 'applied'; state: ResponseState }
