@@ -18,7 +18,7 @@ import type { RunningConsumer } from '../kafka/consumer.ts';
 import { activeTraceIds, startTracing } from '../observability/tracing.ts';
 import { startErrorTracking } from '../observability/error-tracking.ts';
 import { prepareStore, type DemoEnvironment } from '../store/prepare.ts';
-import { startEdge } from '../edge/edge.ts';
+import { startEdge } from './edge.ts';
 import { startProcessors } from './processor.ts';
 import { startIntegrations } from './integrations.ts';
 import { createDestinations } from '../integrations/providers.ts';
