@@ -1,6 +1,7 @@
 // Lint rules that protect this system's promises: a forgotten `await` on a Kafka send or a
 // database commit loses data, so floating and misused promises are errors.
 import tseslint from 'typescript-eslint';
+import { architecture } from './eslint.architecture.js';
 
 export default tseslint.config(
   { ignores: ['node_modules/**', '.local/**', 'dist/**'] },
@@ -50,8 +51,10 @@ export default tseslint.config(
       '@typescript-eslint/require-await': 'off',
     },
   },
+  // Who may import whom in src/, and each vendor SDK only in its wrapper.
+  ...architecture,
   {
-    files: ['bin/**/*.js', 'eslint.config.js'],
+    files: ['bin/**/*.js', 'eslint.config.js', 'eslint.architecture.js'],
     ...tseslint.configs.disableTypeChecked,
   },
 );

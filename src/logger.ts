@@ -1,27 +1,35 @@
 // pino JSON logs. Answer payloads and personal data never reach a log line: the paths below are
-// censored wherever a caller passes them by accident. Inside a traced unit of work every line
-// carries `trace_id` and `span_id`; lines at level error and above also go to error tracking when
-// it is configured.
+// censored wherever a caller passes them by accident. What else a line carries is injected by the
+// composition root (roles/start.ts): a mixin that adds `trace_id` and `span_id` inside a traced unit
+// of work, and an error sink that sends lines at level error and above to error tracking. The
+// logger imports nothing but the redaction rules, so every module can log without importing
+// OpenTelemetry.
 import { pino, type Logger } from 'pino';
 import { redactedError, redactedMessage } from './observability/redact.ts';
-import { activeTraceIds } from './observability/tracing.ts';
 
 export type { Logger };
 
 /** Receives what is logged at level error or fatal (error tracking). */
 export type ErrorSink = (error: Error, message: string, bindings: Record<string, unknown>) => void;
 
+export interface LoggerOptions {
+  /** Receives what is logged at level error or fatal (error tracking). */
+  onError?: ErrorSink;
+  /** Fields added to every line when it is written (the active trace's ids: `activeTraceIds`). */
+  mixin?: () => Record<string, unknown> | undefined;
+}
+
 const ERROR_LEVEL = 50;
 
 export function createLogger(
   level: string,
   destination?: pino.DestinationStream,
-  onError?: ErrorSink,
+  { onError, mixin }: LoggerOptions = {},
 ): Logger {
   return pino(
     {
       level,
-      mixin: () => activeTraceIds() ?? {},
+      ...(mixin && { mixin: () => mixin() ?? {} }),
       // A failed statement's values (knex puts them in the message) and PostgreSQL's row detail.
       serializers: {
         err: (err: unknown) =>

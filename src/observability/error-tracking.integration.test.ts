@@ -32,7 +32,7 @@ test('error tracking is off unless SENTRY_DSN is set, and the environment defaul
 });
 
 test('an error logged at level error is reported with its stack, component and environment tag, and nothing of the answers', async () => {
-  const logger = createLogger('info', quiet, tracking.report).child({ component: 'processor' });
+  const logger = createLogger('info', quiet, { onError: tracking.report }).child({ component: 'processor' });
   logger.warn({ err: new Error('only a warning') }, 'warnings are not reported');
   logger.error(
     { err: new TypeError('cannot read the survey'), data: { feedback: 'secret answer' } },
@@ -55,7 +55,7 @@ test('an error logged at level error is reported with its stack, component and e
 });
 
 test('a fatal line without an Error object is reported by its message', async () => {
-  const logger = createLogger('info', quiet, tracking.report);
+  const logger = createLogger('info', quiet, { onError: tracking.report });
   logger.fatal('the consumer crashed');
   const event = await waitFor(
     () => sentry.events.find((e) => e.exception?.values?.[0]?.value === 'the consumer crashed'),
@@ -65,7 +65,7 @@ test('a fatal line without an Error object is reported by its message', async ()
 });
 
 test('a failed statement is reported without the values in it', async () => {
-  const logger = createLogger('info', quiet, tracking.report);
+  const logger = createLogger('info', quiet, { onError: tracking.report });
   const failed = new Error(
     `insert into "responses" ("id", "data") values ('rsp_9', '{"q1":"private words"}') - check violation`,
   );

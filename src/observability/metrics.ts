@@ -3,7 +3,7 @@
 // object and record into it. Names follow Prometheus and OpenTelemetry conventions.
 import { createServer, type Server } from 'node:http';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { Readiness } from '../edge/health.ts';
+import type { Readiness } from './readiness.ts';
 
 const SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 

@@ -27,7 +27,7 @@ import {
   type UpDownCounter,
 } from '@opentelemetry/api';
 import type { TracingConfig } from '../config.ts';
-import type { Logger } from '../logger.ts';
+import type { Logger } from 'pino';
 import { redactedError, withoutLiterals } from './redact.ts';
 
 /** A trace context as carried in message headers or a row: `traceparent` (and `tracestate`). */

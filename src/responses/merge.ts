@@ -1,35 +1,11 @@
-// The domain of a response: its state, and the fold of commands into it — a pure function, the
-// single definition of how partial responses become finished ones. Its rules are written as data
-// below. The processor folds commands with it; the edge updates the status it caches with the
-// same rules (status.ts); the store persists the state.
+// The fold of commands into a response's state (state.ts) — a pure function, the single definition
+// of how partial responses become finished ones. Its rules are written as data below. The
+// processor folds commands with it; the edge updates the status it caches with the same rules
+// (status.ts); the store persists the state.
 import type { ResponseCommand, ResponseCreated } from '../events/responses.ts';
+import type { RejectionReason, ResponseState } from './state.ts';
 
-export interface ResponseState {
-  id: string;
-  environmentId: string;
-  surveyId: string;
-  finished: boolean;
-  data: Record<string, unknown>;
-  ttc: Record<string, number>;
-  variables: Record<string, string | number>;
-  meta: Record<string, unknown>;
-  language: string | null;
-  endingId: string | null;
-  displayId: string | null;
-  singleUseId: string | null;
-  contactId: string | null;
-  /** The linked contact's attributes when the response was created (set when it is stored). */
-  contactAttributes: Record<string, string> | null;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export type RejectionReason =
-  | 'response_already_exists'
-  | 'response_not_found'
-  | 'response_already_finished'
-  | 'single_use_id_taken'
-  | 'contact_deleted';
+export type { RejectionReason, ResponseState } from './state.ts';
 
 export type MergeOutcome =
   | { kind: 'applied'; state: ResponseState }

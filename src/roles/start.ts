@@ -13,12 +13,12 @@ import { ensureDatabase } from '../store/database.ts';
 import { instrumentStore, openStore, type Orm } from '../store/orm.ts';
 import { createMetrics, serveMetrics } from '../observability/metrics.ts';
 import { countUnavailableIn } from '../edge/outages.ts';
-import { watchReadiness, type Readiness } from '../edge/health.ts';
+import { watchReadiness, type Readiness } from '../observability/readiness.ts';
 import type { RunningConsumer } from '../kafka/consumer.ts';
-import { startTracing } from '../observability/tracing.ts';
+import { activeTraceIds, startTracing } from '../observability/tracing.ts';
 import { startErrorTracking } from '../observability/error-tracking.ts';
 import { prepareStore, type DemoEnvironment } from '../store/prepare.ts';
-import { startEdge } from '../edge/edge.ts';
+import { startEdge } from './edge.ts';
 import { startProcessors } from './processor.ts';
 import { startIntegrations } from './integrations.ts';
 import { createDestinations } from '../integrations/providers.ts';
@@ -72,7 +72,9 @@ export async function startChorus({
   const errorTracking = config.errorTracking
     ? await startErrorTracking(config.errorTracking, VERSION)
     : undefined;
-  const logger = given ?? createLogger(config.log.level, undefined, errorTracking?.report);
+  const logger =
+    given ??
+    createLogger(config.log.level, undefined, { onError: errorTracking?.report, mixin: activeTraceIds });
   const stops: (() => unknown)[] = [];
   const stop = async () => {
     for (const release of stops.reverse()) {

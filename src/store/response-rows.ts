@@ -3,7 +3,7 @@
 // costs more CPU than everything else in the batch; these two statements are all the batch needs).
 // The upsert takes the whole batch as ONE JSON parameter read by `jsonb_to_recordset`, so a batch
 // of any size is one statement, within PostgreSQL's 65,535 parameters.
-import type { ResponseState } from '../responses/merge.ts';
+import type { ResponseState } from '../responses/state.ts';
 import { query, type EntityManager } from './orm.ts';
 
 /** Each field's column and type. */

@@ -1,5 +1,6 @@
-// CORS preflight answers of the client API (spec rule 6 and compat notes): any origin, the
-// route's methods, header Content-Type, cached for an hour.
+// CORS of the client API (spec rule 6 and compat notes): preflight answers (any origin, the route's
+// methods, header Content-Type, cached for an hour), and the header on every other answer.
+import type { HttpReply } from '../http/types.ts';
 import type { Route } from '../router.ts';
 import { CORS_HEADERS } from './context.ts';
 
@@ -18,4 +19,10 @@ export function preflight(path: string, methods: string[]): Route {
       body: { data: {} },
     }),
   };
+}
+
+/** Every answer on a client path carries the CORS header (compat notes), even one the router never saw. */
+export function withClientCors(path: string, reply: HttpReply): HttpReply {
+  if (!path.startsWith('/api/v1/client/')) return reply;
+  return { ...reply, headers: { ...reply.headers, ...CORS_HEADERS } };
 }

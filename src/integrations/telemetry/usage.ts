@@ -5,7 +5,7 @@
 // only: never survey content.
 import { createHash } from 'node:crypto';
 import { schedule, type ScheduledTask } from 'node-cron';
-import type { EntityManager } from '@mikro-orm/postgresql';
+import type { EntityManager } from '../../store/orm.ts';
 import type { Config } from '../../config.ts';
 import type { Logger } from '../../logger.ts';
 import { connected, type Redis } from '../../redis.ts';

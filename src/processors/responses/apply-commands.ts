@@ -7,7 +7,8 @@ import type { ResponseCommand, ResponseCreated } from '../../events/responses.ts
 import { countQuotas } from './count-quotas.ts';
 import { linkContacts } from './link-contacts.ts';
 import { linkDisplays } from './link-displays.ts';
-import { foldResponse, type RejectionReason, type ResponseState } from '../../responses/merge.ts';
+import type { RejectionReason, ResponseState } from '../../responses/state.ts';
+import { foldResponse } from '../../responses/merge.ts';
 import { singleUseConflicts } from './single-use.ts';
 import type { Effects } from '../../pipeline/batch-handler.ts';
 import { finishedEventId, type ResponseFinished } from '../../events/response-events.ts';

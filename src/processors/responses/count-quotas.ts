@@ -15,7 +15,7 @@ import { pauseSurvey } from '../../store/surveys.ts';
 import type { Quota } from '../../surveys/definition.ts';
 import { countsTowards, matchesQuota } from '../../surveys/quotas.ts';
 import { announceSurveyChange } from '../../store/survey-changes.ts';
-import type { ResponseState } from '../../responses/merge.ts';
+import type { ResponseState } from '../../responses/state.ts';
 
 export async function countQuotas(tx: EntityManager, states: readonly ResponseState[]): Promise<void> {
   const surveyIds = [...new Set(states.map((s) => s.surveyId))];

@@ -4,7 +4,7 @@
 // contact was deleted went with the contact: it is void, and does not bring the contact back.
 import type { EntityManager } from '../../store/orm.ts';
 import type { ResponseCreated } from '../../events/responses.ts';
-import type { ResponseState } from '../../responses/merge.ts';
+import type { ResponseState } from '../../responses/state.ts';
 import { contactAttributes, ensureContacts, withoutDeletedContacts } from '../../store/contacts.ts';
 
 /** Returns the ids of responses whose contact was deleted after they were sent: they are void. */

@@ -3,7 +3,7 @@
 // it when it arrives, see processors/displays.)
 import type { EntityManager } from '../../store/orm.ts';
 import { lockDisplays } from '../../store/locks.ts';
-import type { ResponseState } from '../../responses/merge.ts';
+import type { ResponseState } from '../../responses/state.ts';
 
 export async function linkDisplays(tx: EntityManager, created: readonly ResponseState[]): Promise<void> {
   // The first response of the batch for a display wins, as it would one statement at a time.

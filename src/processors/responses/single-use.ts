@@ -1,7 +1,7 @@
 // A single-use link answers once per survey. The edge refuses a second submission it can see; this
 // step decides for submissions the edge could not see yet (in flight, another edge).
 import type { EntityManager } from '../../store/orm.ts';
-import type { ResponseState } from '../../responses/merge.ts';
+import type { ResponseState } from '../../responses/state.ts';
 
 /** Ids of new responses whose single-use id is already taken (stored, or earlier in this batch). */
 export async function singleUseConflicts(

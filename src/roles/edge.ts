@@ -1,5 +1,6 @@
-// Wiring of the edge: caches over the store (kept fresh by survey change notifications), the
-// routes, and the uWS server.
+// Composition of the edge role: caches over the store (kept fresh by survey change notifications),
+// the client and management contexts, the routes, rate limits and idempotency keys, the wrappers
+// that are on, and the uWS server. The pieces live in src/edge/.
 import { unavailable } from '../errors.ts';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
@@ -12,69 +13,35 @@ import { findApiKeyGrant, findEnvironment } from '../store/environments.ts';
 import { findResponseStatus, singleUseIdTaken } from '../store/responses.ts';
 import { listenForSurveyChanges } from '../store/survey-changes.ts';
 import { findSurveySnapshot } from '../store/surveys.ts';
-import { Directory } from './directory.ts';
-import { errorReply, payloadTooLarge } from './http-errors.ts';
-import { listen } from './http/uws-server.ts';
-import type { HttpHandler, HttpReply } from './http/types.ts';
+import { Directory } from '../edge/directory.ts';
+import { errorReply, payloadTooLarge } from '../edge/http-errors.ts';
+import { listen } from '../edge/http/uws-server.ts';
+import type { HttpHandler } from '../edge/http/types.ts';
+import { measured, traced } from '../edge/http/instrumentation.ts';
 import type { Metrics } from '../observability/metrics.ts';
-import { traceServerRequest, tracingEnabled } from '../observability/tracing.ts';
-import { createRouter } from './router.ts';
-import { healthRoutes, type Readiness } from './health.ts';
-import { CORS_HEADERS, type ClientContext } from './client/context.ts';
-import { clientResponseRoutes } from './client/responses.ts';
-import { clientDisplayRoutes } from './client/displays.ts';
-import { clientIdentifyRoutes } from './client/identify.ts';
-import { singleUseIds } from './client/single-use.ts';
-import { idempotency } from './client/idempotency.ts';
-import { redisRateLimiter } from './rate-limit.ts';
-import { rateLimited } from './request-limits.ts';
-import type { ManagementContext } from './management/context.ts';
-import { managementResponseRoutes } from './management/responses.ts';
-import { managementSurveyRoutes } from './management/surveys.ts';
-import { managementContactRoutes } from './management/contacts.ts';
-import { managementAttributeKeyRoutes } from './management/attribute-keys.ts';
-import type { IntegrationsContext } from './management/integrations/context.ts';
-import { oauthRoutes } from './management/integrations/oauth.ts';
-import { integrationRoutes } from './management/integrations/integrations.ts';
-import { linkRoutes } from './management/integrations/links.ts';
+import { tracingEnabled } from '../observability/tracing.ts';
+import { createRouter } from '../edge/router.ts';
+import { healthRoutes } from '../edge/health.ts';
+import type { Readiness } from '../observability/readiness.ts';
+import type { ClientContext } from '../edge/client/context.ts';
+import { withClientCors } from '../edge/client/cors.ts';
+import { clientResponseRoutes } from '../edge/client/responses.ts';
+import { clientDisplayRoutes } from '../edge/client/displays.ts';
+import { clientIdentifyRoutes } from '../edge/client/identify.ts';
+import { singleUseIds } from '../edge/client/single-use.ts';
+import { idempotency } from '../edge/client/idempotency.ts';
+import { redisRateLimiter } from '../edge/rate-limit.ts';
+import { rateLimited } from '../edge/request-limits.ts';
+import type { ManagementContext } from '../edge/management/context.ts';
+import { managementResponseRoutes } from '../edge/management/responses.ts';
+import { managementSurveyRoutes } from '../edge/management/surveys.ts';
+import { managementContactRoutes } from '../edge/management/contacts.ts';
+import { managementAttributeKeyRoutes } from '../edge/management/attribute-keys.ts';
+import type { IntegrationsContext } from '../edge/management/integrations/context.ts';
+import { oauthRoutes } from '../edge/management/integrations/oauth.ts';
+import { integrationRoutes } from '../edge/management/integrations/integrations.ts';
+import { linkRoutes } from '../edge/management/integrations/links.ts';
 import type { Destinations } from '../integrations/destination.ts';
-
-/** Records duration, count and concurrency of every request the router answers. */
-function measured(handler: HttpHandler, metrics: Metrics): HttpHandler {
-  return async (request) => {
-    const end = metrics.http.duration.startTimer();
-    metrics.http.active.inc();
-    let status = 500;
-    let route = 'unmatched';
-    try {
-      const reply = await handler(request);
-      status = reply.status;
-      route = reply.route ?? route;
-      return reply;
-    } finally {
-      metrics.http.active.dec();
-      const labels = { http_request_method: request.method, http_response_status_code: String(status) };
-      end({ ...labels, http_route: route });
-      metrics.http.requests.inc(labels);
-    }
-  };
-}
-
-/** Every answer on a client path carries the CORS header (compat notes), even one the router never saw. */
-function withClientCors(path: string, reply: HttpReply): HttpReply {
-  if (!path.startsWith('/api/v1/client/')) return reply;
-  return { ...reply, headers: { ...reply.headers, ...CORS_HEADERS } };
-}
-
-/** Health checks are never traced (spec), nor would a `/metrics` path be. */
-const untraced = (path: string) =>
-  path === '/health' || path === '/api/v2/health' || path.startsWith('/metrics');
-
-/** A server span around every other request (uWS is not seen by the Node HTTP instrumentation). */
-function traced(handler: HttpHandler): HttpHandler {
-  return (request) =>
-    untraced(request.path) ? handler(request) : traceServerRequest(request, () => handler(request));
-}
 
 export interface EdgeDeps {
   metrics?: Metrics;
