@@ -110,9 +110,12 @@ describe('OpenTelemetry traces', () => {
 
   async function assertOneTrace(baseUrl: string, logLines: Record<string, unknown>[], caller?: string) {
     const marker = `answer-${randomBytes(4).toString('hex')}`;
-    for (const path of ['/health', '/api/v2/health']) {
-      assert.equal((await call(baseUrl, 'GET', path)).status, 200);
-    }
+    assert.equal((await call(baseUrl, 'GET', '/health')).status, 200);
+    // Ready once every consumer (the child processes' too, under role all) has joined its group.
+    await waitFor(async () => (await call(baseUrl, 'GET', '/api/v2/health')).status === 200, {
+      what: 'readiness',
+      timeoutMs: 60_000,
+    });
     const reply = await call(
       baseUrl,
       'POST',
