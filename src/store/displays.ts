@@ -41,3 +41,36 @@ export async function insertDisplays(
     displays.flatMap((d) => [d.displayId, d.environmentId, d.surveyId, d.contactId ?? null, d.occurredAt]),
   );
 }
+
+/** A new response that names its display, to be linked to it. */
+export interface DisplayLink {
+  displayId: string;
+  surveyId: string;
+  responseId: string;
+  /** When the response was made: the display's `updated_at`. */
+  at: string;
+}
+
+/**
+ * Links each display to its response — once: a display of another survey, or one already linked,
+ * is left as it is. One display per link (the caller picks which response wins). Takes the
+ * displays' locks first (see locks.ts), so a display arriving at the same time is linked either
+ * here or by insertDisplays.
+ */
+export async function linkDisplaysToResponses(
+  tx: EntityManager,
+  links: readonly DisplayLink[],
+): Promise<void> {
+  if (links.length === 0) return;
+  await lockDisplays(
+    tx,
+    links.map((l) => l.displayId),
+  );
+  // One statement per batch: this runs in the processor's hot loop, for nearly every new response.
+  await tx.execute(
+    `update displays d set response_id = v.response_id, updated_at = v.at::timestamptz
+     from (values ${links.map(() => '(?, ?, ?, ?)').join(', ')}) as v (display_id, survey_id, response_id, at)
+     where d.id = v.display_id and d.survey_id = v.survey_id and d.response_id is null`,
+    links.flatMap((l) => [l.displayId, l.surveyId, l.responseId, l.at]),
+  );
+}

@@ -1,4 +1,4 @@
-// Reads of stored responses used outside the processor.
+// Reads of stored responses: for the edge and the management API, and the processor's single-use check.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { pageOf, type PageRequest } from './pages.ts';
 import type { Quota } from '../surveys/definition.ts';
@@ -23,6 +23,25 @@ export async function singleUseIdTaken(
   singleUseId: string,
 ): Promise<boolean> {
   return (await em.fork().count(Response, { surveyId, singleUseId })) > 0;
+}
+
+/** A single-use id within its survey. */
+export interface SingleUseKey {
+  surveyId: string;
+  singleUseId: string;
+}
+
+/** Those of `keys` that a stored response already carries, in the caller's transaction. One statement. */
+export async function takenSingleUseIds(
+  tx: EntityManager,
+  keys: readonly SingleUseKey[],
+): Promise<SingleUseKey[]> {
+  if (keys.length === 0) return [];
+  const rows = await tx.execute<{ survey_id: string; single_use_id: string }[]>(
+    `select survey_id, single_use_id from responses where (survey_id, single_use_id) in (${keys.map(() => '(?, ?)').join(', ')})`,
+    keys.flatMap((k) => [k.surveyId, k.singleUseId]),
+  );
+  return rows.map((r) => ({ surveyId: r.survey_id, singleUseId: r.single_use_id }));
 }
 
 /** A response as the management API shows it. */

@@ -63,6 +63,15 @@ export async function findSurveySnapshot(em: EntityManager, id: string): Promise
   };
 }
 
+/** The quotas of the surveys `surveyIds` (those that exist), read in the caller's transaction. */
+export async function findSurveyQuotas(
+  tx: EntityManager,
+  surveyIds: readonly string[],
+): Promise<{ surveyId: string; quotas: Quota[] }[]> {
+  const surveys = await tx.find(Survey, { id: { $in: [...surveyIds] } }, { fields: ['id', 'quotas'] });
+  return surveys.map((s) => ({ surveyId: s.id, quotas: s.quotas as Quota[] }));
+}
+
 /** Ids of the survey's quotas that have reached their limit. */
 export async function fullQuotas(
   em: EntityManager,

@@ -9,9 +9,8 @@
 // lock per quota (all of the batch's taken at once, in key order, so never in a cycle) makes
 // check-and-insert atomic.
 import type { EntityManager } from '../../store/orm.ts';
-import { Survey } from '../../store/entities.ts';
 import { addQuotaMember, countQuotaMembers, lockQuotas } from '../../store/quota-members.ts';
-import { pauseSurvey } from '../../store/surveys.ts';
+import { findSurveyQuotas, pauseSurvey } from '../../store/surveys.ts';
 import type { Quota } from '../../surveys/definition.ts';
 import { countsTowards, matchesQuota } from '../../surveys/quotas.ts';
 import { announceSurveyChange } from '../../store/survey-changes.ts';
@@ -19,16 +18,15 @@ import type { ResponseState } from '../../responses/state.ts';
 
 export async function countQuotas(tx: EntityManager, states: readonly ResponseState[]): Promise<void> {
   const surveyIds = [...new Set(states.map((s) => s.surveyId))];
-  const surveys = await tx.find(Survey, { id: { $in: surveyIds } }, { fields: ['id', 'status', 'quotas'] });
+  const surveys = await findSurveyQuotas(tx, surveyIds);
   const candidates: { quota: Quota; surveyId: string; responseId: string }[] = [];
-  for (const survey of surveys) {
-    const quotas = survey.quotas as Quota[];
+  for (const { surveyId, quotas } of surveys) {
     if (quotas.length === 0) continue;
     for (const state of states) {
-      if (state.surveyId !== survey.id) continue;
+      if (state.surveyId !== surveyId) continue;
       for (const quota of quotas) {
         if (countsTowards(quota, state.finished) && matchesQuota(quota, state.data)) {
-          candidates.push({ quota, surveyId: survey.id, responseId: state.id });
+          candidates.push({ quota, surveyId, responseId: state.id });
         }
       }
     }
