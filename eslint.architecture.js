@@ -25,6 +25,7 @@ const LAYERS = words({
   events: PURE,
   surveys: `${PURE} events`,
   responses: `${PURE} events surveys`,
+  contacts: PURE,
   // Infrastructure that every stage uses. Observability is below the logger (the logger uses its
   // redaction rules), so it takes the logger's types only (TYPES_ONLY).
   observability: `${PURE} config`,
@@ -34,12 +35,12 @@ const LAYERS = words({
   // integrations run downstream of the processors without importing them; the edge publishes
   // commands and reads the store, and knows the providers for the OAuth routes.
   pipeline: `${PURE} config logger kafka store events observability`,
-  processors: `${PURE} config logger pipeline store events surveys responses observability`,
+  processors: `${PURE} config logger pipeline store events surveys responses contacts observability`,
   integrations: `${PURE} config logger redis pipeline kafka store events surveys responses observability`,
-  edge: `${PURE} config logger redis kafka store events surveys responses integrations observability`,
+  edge: `${PURE} config logger redis kafka store events surveys responses contacts integrations observability`,
   // Composition roots: everything but the CLI. Nothing but the CLI imports them.
   roles: `${PURE} config logger redis local-services edge pipeline processors integrations kafka store
-    events surveys responses observability`,
+    events surveys responses contacts observability`,
   // Root modules.
   config: '',
   errors: '',
@@ -49,7 +50,7 @@ const LAYERS = words({
   logger: 'observability/redact.ts',
   'local-services': 'config logger redis store',
   cli: `${PURE} config logger redis local-services roles edge pipeline processors integrations kafka store
-    events surveys responses observability`,
+    events surveys responses contacts observability`,
 });
 
 /** Imports let through as types only (they are erased at run time). */
