@@ -2,6 +2,16 @@
 // applied, with the reason, for operators and the replay tool.
 import Type, { type Static } from 'typebox';
 
+/**
+ * A command a consumer refused, and why: the merge of a response reports it (responses/merge.ts), a
+ * processor hands it to the pipeline (pipeline/batch-handler.ts, Effects.reject), which records it
+ * here as a `dead-letter` with that reason. `R` narrows the reasons where they are a closed set.
+ */
+export interface Rejected<C, R extends string = string> {
+  command: C;
+  reason: R;
+}
+
 /** A consumed message that a consumer refused (malformed, rejected, or one PostgreSQL cannot take). */
 export const MessageDeadLettered = Type.Object({
   type: Type.Literal('dead-letter'),

@@ -20,10 +20,8 @@ import { parseEvent, type Compiled } from './parse-event.ts';
 import { retryTransient } from './retry.ts';
 import { asUnappliable, isolateUnappliable, type Culprit } from './unappliable.ts';
 
-export interface Rejected<C> {
-  command: C;
-  reason: string;
-}
+import type { Rejected } from '../events/dead-letters.ts';
+export type { Rejected };
 
 /**
  * What a processor may cause besides its own tables. Both are called inside its transaction,

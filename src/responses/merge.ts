@@ -3,6 +3,7 @@
 // processor folds commands with it; the edge updates the status it caches with the same rules
 // (status.ts); the store persists the state.
 import type { ResponseCommand, ResponseCreated } from '../events/responses.ts';
+import type { Rejected } from '../events/dead-letters.ts';
 import type { RejectionReason, ResponseState } from './state.ts';
 
 export type { RejectionReason, ResponseState } from './state.ts';
@@ -58,8 +59,8 @@ export function finishedAfter(finished: boolean, sent: boolean | undefined): boo
 export function foldResponse(
   state: ResponseState | undefined,
   commands: readonly ResponseCommand[],
-): { state: ResponseState | undefined; rejected: { command: ResponseCommand; reason: RejectionReason }[] } {
-  const rejected: { command: ResponseCommand; reason: RejectionReason }[] = [];
+): { state: ResponseState | undefined; rejected: Rejected<ResponseCommand, RejectionReason>[] } {
+  const rejected: Rejected<ResponseCommand, RejectionReason>[] = [];
   for (const command of commands) {
     const outcome = mergeResponse(state, command);
     if (outcome.kind === 'applied') state = outcome.state;

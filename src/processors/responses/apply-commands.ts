@@ -10,13 +10,8 @@ import { linkDisplays } from './link-displays.ts';
 import type { RejectionReason, ResponseState } from '../../responses/state.ts';
 import { foldResponse } from '../../responses/merge.ts';
 import { singleUseConflicts } from './single-use.ts';
-import type { Effects } from '../../pipeline/batch-handler.ts';
+import type { Effects, Rejected } from '../../pipeline/batch-handler.ts';
 import { finishedEventId, type ResponseFinished } from '../../events/response-events.ts';
-
-export interface Rejection {
-  command: ResponseCommand;
-  reason: RejectionReason;
-}
 
 /**
  * Applies `commands` in the transaction of `tx`. Rejections and `response.finished` events are
@@ -35,7 +30,7 @@ export async function applyCommands(
   }
 
   const existing = await lockResponses(tx, [...byResponse.keys()]);
-  const rejections: Rejection[] = [];
+  const rejections: Rejected<ResponseCommand, RejectionReason>[] = [];
   const changed: ResponseState[] = [];
   const created: { state: ResponseState; command: ResponseCreated }[] = [];
   for (const [id, list] of byResponse) {
