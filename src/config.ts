@@ -36,6 +36,18 @@ export interface Variable {
   readonly shown?: string;
 }
 
+/**
+ * The providers Chorus can deliver to. Each has its section in `Config['integrations']` (the type
+ * requires one), its folder in src/integrations/ with a descriptor in providers.ts there, and its
+ * name in the check constraints on `provider` that the migrations write: src/integrations/README.md
+ * ("A new destination") lists the steps.
+ */
+export const PROVIDERS = ['slack', 'notion'] as const;
+export type Provider = (typeof PROVIDERS)[number];
+
+/** A section of `Config['integrations']` per provider: undefined when it is not configured. */
+type ProviderSections = { readonly [P in Provider]: object | undefined };
+
 const SLACK_CREDENTIALS = "The Slack app's credentials. Set both to enable Slack, or neither.";
 const NOTION_CREDENTIALS =
   "The Notion public integration's OAuth credentials. Set both to enable Notion, or neither.";
@@ -382,7 +394,7 @@ export interface Config {
     readonly maxAttempts: number;
     /** Seconds after which a delivery left in `sending` is taken to belong to a crashed worker. */
     readonly leaseSeconds: number;
-  };
+  } & ProviderSections;
   readonly log: { readonly level: Static<typeof LogLevel> };
   /** OpenTelemetry export; undefined (off) unless OTEL_EXPORTER_OTLP_ENDPOINT is set. */
   readonly tracing: TracingConfig | undefined;

@@ -1,7 +1,8 @@
 // Where finished responses go: one interface that each provider's folder implements (slack/,
 // notion/), so that the OAuth routes, the link routes and the deliverer never ask which provider
-// they hold, and a new destination (a webhook, say) is one new folder.
-import type { Provider } from '../store/entities.ts';
+// they hold, and a new destination (a webhook, say) is one new folder with its descriptor, listed
+// in providers.ts (README.md, "A new destination").
+import type { Config, Provider } from '../config.ts';
 import type { Element } from '../surveys/definition.ts';
 import type { ExchangedToken } from './failure.ts';
 
@@ -45,6 +46,18 @@ export interface Destination {
     since: Date,
     taken: () => Promise<ReadonlySet<string>>,
   ): Promise<string | undefined>;
+}
+
+/** What a provider's folder exports for the list in providers.ts. */
+export interface ProviderDescriptor<P extends Provider = Provider> {
+  readonly name: P;
+  /**
+   * What a link's targets are called: the last segment of the route that lists them under an
+   * integration (`/integrations/{id}/channels`).
+   */
+  readonly linkTargets: string;
+  /** Its destination, built once from its config section; undefined when that is absent. */
+  readonly createDestination: (config: Config['integrations']) => Destination | undefined;
 }
 
 /** The destinations this process can use: those whose provider is configured. */

@@ -1,6 +1,7 @@
 // Entities of the store, defined without decorators. Their tables are created by the checked-in
 // migrations in ./migrations; a test compares the two so they cannot drift apart.
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import { PROVIDERS } from '../config.ts';
 
 export const PLANS = ['free', 'enterprise'] as const;
 export type Plan = (typeof PLANS)[number];
@@ -206,9 +207,6 @@ export const ContactTombstone = defineEntity({
   },
 });
 export type ContactTombstone = InferEntity<typeof ContactTombstone>;
-
-export const PROVIDERS = ['slack', 'notion'] as const;
-export type Provider = (typeof PROVIDERS)[number];
 
 /** A connected Slack workspace or Notion workspace of one environment; the token is encrypted. */
 export const Integration = defineEntity({

@@ -1,14 +1,8 @@
 // Integrations, links and deliveries as the store keeps them.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { newId } from '../ids.ts';
-import {
-  Delivery,
-  Integration,
-  IntegrationLink,
-  Survey,
-  type DeliveryStatus,
-  type Provider,
-} from './entities.ts';
+import type { Provider } from '../config.ts';
+import { Delivery, Integration, IntegrationLink, Survey, type DeliveryStatus } from './entities.ts';
 import { pageOf, type PageRequest } from './pages.ts';
 
 export function integrationRecord(row: Integration) {

@@ -2,9 +2,15 @@
 // filled from the mapped questions.
 import { invalidInput } from '../../errors.ts';
 import { inSpan } from '../../observability/tracing.ts';
-import type { Destination } from '../destination.ts';
+import type { Destination, ProviderDescriptor } from '../destination.ts';
 import { createNotionApi, type NotionConfig } from './notion-api.ts';
 import { mappingProblems, pageProperties } from './properties.ts';
+
+export const notionProvider: ProviderDescriptor<'notion'> = {
+  name: 'notion',
+  linkTargets: 'databases',
+  createDestination: ({ notion }) => notion && notionDestination(notion),
+};
 
 export function notionDestination(config: NotionConfig): Destination {
   const api = createNotionApi(config);

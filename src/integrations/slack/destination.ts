@@ -1,9 +1,15 @@
 // Slack as a destination: a message per finished response in the linked channel.
 import { invalidInput } from '../../errors.ts';
 import { inSpan } from '../../observability/tracing.ts';
-import type { Destination } from '../destination.ts';
+import type { Destination, ProviderDescriptor } from '../destination.ts';
 import { slackMessage } from './message.ts';
 import { createSlackApi, SLACK_SCOPES, type SlackConfig } from './slack-api.ts';
+
+export const slackProvider: ProviderDescriptor<'slack'> = {
+  name: 'slack',
+  linkTargets: 'channels',
+  createDestination: ({ slack }) => slack && slackDestination(slack),
+};
 
 export function slackDestination(config: SlackConfig & { authorizeUrl: string }): Destination {
   const api = createSlackApi(config);

@@ -2,7 +2,8 @@
 // key's access to it checked), the provider's client and the token for it, and how a provider that
 // fails while a user waits is answered.
 import { ChorusError, notFound } from '../../../errors.ts';
-import { Integration, type Provider } from '../../../store/entities.ts';
+import type { Provider } from '../../../config.ts';
+import { Integration } from '../../../store/entities.ts';
 import { decryptToken } from '../../../integrations/secrets.ts';
 import type { Destinations } from '../../../integrations/destination.ts';
 import { ProviderError } from '../../../integrations/failure.ts';

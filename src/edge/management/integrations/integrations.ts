@@ -1,7 +1,7 @@
 // Integrations through the management API (API key rules as elsewhere): list, read and delete the
 // connected workspaces, and the channels (Slack) or databases (Notion) a link can target.
 import { notFound } from '../../../errors.ts';
-import { PROVIDERS, type Provider } from '../../../store/entities.ts';
+import { PROVIDERS, type Provider } from '../../../config.ts';
 import { integrationRecord, listIntegrations } from '../../../store/integrations.ts';
 import { LINK_TARGETS } from '../../../integrations/providers.ts';
 import type { Route, RouteRequest } from '../../router.ts';

@@ -3,7 +3,7 @@
 // to the browser that started it).
 import { randomBytes } from 'node:crypto';
 import { invalidInput, notFound } from '../../../errors.ts';
-import { PROVIDERS, type Provider } from '../../../store/entities.ts';
+import { PROVIDERS, type Provider } from '../../../config.ts';
 import {
   consumeOAuthAttempt,
   integrationRecord,
