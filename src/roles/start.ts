@@ -15,7 +15,7 @@ import { createMetrics, serveMetrics } from '../observability/metrics.ts';
 import { countUnavailableIn } from '../edge/outages.ts';
 import { watchReadiness, type Readiness } from '../observability/readiness.ts';
 import type { RunningConsumer } from '../kafka/consumer.ts';
-import { activeTraceIds, startTracing } from '../observability/tracing.ts';
+import { activeTraceIds, startTracing, tracingEnabled } from '../observability/tracing.ts';
 import { startErrorTracking } from '../observability/error-tracking.ts';
 import { prepareStore, type DemoEnvironment } from '../store/prepare.ts';
 import { startEdge } from './edge.ts';
@@ -100,9 +100,12 @@ export async function startChorus({
     await ensureDatabase(databaseUrl);
     const orm = await openStore(databaseUrl, logger);
     stops.push(() => orm.close());
-    const metrics = createMetrics();
-    instrumentStore(orm, metrics);
-    stops.push(countUnavailableIn(metrics));
+    // Metrics are recorded only where they can be read (PROMETHEUS_ENABLED): without the exporter a
+    // request, a query or a batch pays for no histogram. Statements are still timed for their spans
+    // when tracing is on.
+    const metrics = config.metrics.enabled ? createMetrics() : undefined;
+    if (metrics || tracingEnabled()) instrumentStore(orm, metrics);
+    if (metrics) stops.push(countUnavailableIn(metrics));
     const kafka = createKafka(config.kafka, logger);
     const redis = createRedis(config.redis.url, (err) => logger.debug({ err }, 'redis connection error'));
     stops.push(() => redis.disconnect());
@@ -118,7 +121,7 @@ export async function startChorus({
     });
     stops.push(() => readiness.stop());
     let metricsPort: number | undefined;
-    if (config.metrics.enabled) {
+    if (metrics) {
       // Without the edge, the metrics port is the only one: it answers /api/v2/health there too.
       const exporter = await serveMetrics(
         metrics,

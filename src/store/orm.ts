@@ -109,11 +109,11 @@ export async function migrate(orm: Orm, logger?: Logger): Promise<string[]> {
 }
 
 /**
- * Database metrics from the query builder's events: duration and count per operation, and the
+ * Database metrics (when kept) from the query builder's events: duration and count per operation, and the
  * pool's used and idle connections (read at scrape time). With tracing on, each statement inside a
  * traced unit of work is also a span (without its parameters).
  */
-export function instrumentStore(orm: Orm, metrics: Metrics): void {
+export function instrumentStore(orm: Orm, metrics: Metrics | undefined): void {
   const knex = orm.em.getConnection().getKnex();
   const started = new Map<string, { at: bigint; operation: string; span: DbSpan | undefined }>();
   const operationOf = (query: { method?: string; sql?: string }) =>
@@ -136,11 +136,11 @@ export function instrumentStore(orm: Orm, metrics: Metrics): void {
     started.delete(query.__knexQueryUid);
     const seconds = Number(process.hrtime.bigint() - start.at) / 1e9;
     start.span?.end(seconds, outcome === 'error' ? error : undefined);
-    metrics.db.duration.observe({ db_operation_name: start.operation }, seconds);
-    metrics.db.operations.inc({ db_operation_name: start.operation, outcome });
+    metrics?.db.duration.observe({ db_operation_name: start.operation }, seconds);
+    metrics?.db.operations.inc({ db_operation_name: start.operation, outcome });
   };
   knex.on('query-response', finish('ok'));
   knex.on('query-error', finish('error'));
   const pool = (knex.client as { pool?: { numUsed(): number; numFree(): number } }).pool;
-  metrics.db.observePool(() => ({ used: pool?.numUsed() ?? 0, idle: pool?.numFree() ?? 0 }));
+  metrics?.db.observePool(() => ({ used: pool?.numUsed() ?? 0, idle: pool?.numFree() ?? 0 }));
 }
