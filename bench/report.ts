@@ -29,6 +29,9 @@ export interface BenchReport {
   hello: LoadResult;
   /** The hello world loaded by wrk, when it is installed. */
   helloWrk?: WrkResult;
+  /** uWS + Chorus' publisher (kafkajs, acks=all), nothing else: the ceiling of an acknowledged write. */
+  ceiling: LoadResult;
+  ceilingWrk?: WrkResult;
   baseline: LoadResult;
   /** `chorus start --role edge`, processors off. */
   edge: ChorusTarget;
@@ -38,6 +41,11 @@ export interface BenchReport {
   edgeToHello: number;
   /** The same ratio with both loaded by wrk. */
   edgeToHelloWrk?: number;
+  /** The Kafka ceiling's requests/s divided by hello world's: what the acknowledged write leaves. */
+  ceilingToHello: number;
+  ceilingToHelloWrk?: number;
+  /** Edge acknowledged POSTs/s divided by the Kafka ceiling's: what Chorus' own work costs. */
+  edgeToCeiling: number;
   /** Whole-service rows persisted/s divided by the baseline's requests/s (target: ≥ 3). */
   persistedToBaseline: number;
 }
@@ -63,11 +71,13 @@ export function formatTable(report: BenchReport): string {
   const rows = [
     header,
     row('hello world (uWS)', hello),
+    row('Kafka ceiling (uWS + kafkajs acks=all)', report.ceiling),
     row('baseline (node:http + 1 INSERT)', baseline),
     row('Chorus edge alone', edge),
     ...(edge.atHalfRate ? [row('Chorus edge alone, half rate (paced)', edge.atHalfRate)] : []),
     row('Chorus npm start (all roles)', all),
     ...(report.helloWrk ? [row('hello world (uWS), wrk', report.helloWrk)] : []),
+    ...(report.ceilingWrk ? [row('Kafka ceiling, wrk', report.ceilingWrk)] : []),
     ...(edge.wrk ? [row('Chorus edge alone, wrk', edge.wrk)] : []),
   ];
   const widths = header.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
@@ -90,6 +100,11 @@ export function formatTable(report: BenchReport): string {
     '',
     `Chorus edge alone / hello world:           ${number(report.edgeToHello, 3)} (target ≥ 0.5)` +
       (report.edgeToHelloWrk === undefined ? '' : `; loaded by wrk: ${number(report.edgeToHelloWrk, 3)}`),
+    `Kafka ceiling / hello world:               ${number(report.ceilingToHello, 3)}` +
+      (report.ceilingToHelloWrk === undefined
+        ? ''
+        : `; loaded by wrk: ${number(report.ceilingToHelloWrk, 3)}`),
+    `Chorus edge alone / Kafka ceiling:         ${number(report.edgeToCeiling, 3)}`,
     `Chorus rows/s persisted end to end:        ${number(all.rowsPerSecond ?? 0, 0)} (${persisted})`,
     `Chorus persisted rows/s / baseline req/s:  ${number(report.persistedToBaseline, 2)} (target ≥ 3)`,
     `Chorus edge alone, p99 at half its rate:   ${milliseconds(edge.atHalfRate?.latencyP99Ms ?? 0)} ms (target ≤ 10)`,
@@ -98,6 +113,7 @@ export function formatTable(report: BenchReport): string {
     `Processes, npm start:                      ${usage(all.processes)}`,
     '',
     'machine CPU: busy share of all cores during the measured run, whoever used it (load tool, Kafka, PostgreSQL, others).',
+    'Kafka ceiling: the parsed body written by kafkajs (acks=all, idempotent) and acknowledged, nothing else: no edge on that client can pass it.',
     'half rate (paced): an open-loop generator at a fixed rate, latency counted from when each request was due.',
     ...(report.helloWrk
       ? []

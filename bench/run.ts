@@ -1,11 +1,14 @@
 // `npm run bench`: Chorus next to what it is measured against, in one run on one machine, each target
 // loaded in turn by the same autocannon settings (a discarded warm-up, then the measured run):
 // - hello world: a bare uWebSockets.js endpoint, the ceiling of the HTTP layer;
+// - Kafka ceiling: a bare uWS endpoint that answers once Chorus' publisher (kafkajs, acks=all) has
+//   the parsed body acknowledged, with nothing else: the most any edge built on that client can do
+//   here (see kafka-ceiling-server.ts);
 // - baseline: a plain synchronous node:http server doing one PostgreSQL INSERT per request;
 // - Chorus edge alone (`chorus start --role edge`, processors off): Kafka-acknowledged POSTs/s, then
 //   a fixed-rate run at half that rate for its latency (an open-loop generator of our own:
 //   autocannon's fixed rate comes in bursts, see paced-load.ts);
-// - when wrk is installed (Debian package `wrk`), the hello world and the edge alone once more,
+// - when wrk is installed (Debian package `wrk`), the hello world, the Kafka ceiling and the edge alone once more,
 //   loaded by wrk, as a check that autocannon is not what limits the ceiling;
 // - Chorus as `npm start` runs it (`chorus start`: the edge, and the processors and integrations in
 //   child processes): acknowledged POSTs/s and rows persisted per second end to end.
@@ -24,6 +27,7 @@ import { createLogger } from '../src/logger.ts';
 import { freePort } from '../test/helpers/local-kafka.ts';
 import { startBaselineServer } from './baseline-server.ts';
 import { startHelloServer } from './hello-server.ts';
+import { startKafkaCeilingServer } from './kafka-ceiling-server.ts';
 import { startOtlpSink } from './otlp-sink.ts';
 import { runLoad, type LoadOptions, type LoadResult } from './load.ts';
 import { runPacedLoad, type PacedLoadResult } from './paced-load.ts';
@@ -84,6 +88,11 @@ async function benchmark(bench: ResponseBenchWorld, load: Load): Promise<void> {
   const helloResult = await warmUpAndMeasure({ ...load, url: helloUrl });
   const helloWrk = await runWrk({ ...load, url: helloUrl });
   hello.close();
+  const ceiling = await startKafkaCeilingServer(bench.world.env, logger);
+  const ceilingUrl = `http://127.0.0.1:${ceiling.port}/ceiling`;
+  const ceilingResult = await warmUpAndMeasure({ ...load, url: ceilingUrl });
+  const ceilingWrk = await runWrk({ ...load, url: ceilingUrl });
+  await ceiling.close();
   const baseline = await startBaselineServer(bench.world.databaseUrl);
   const baselineResult = await warmUpAndMeasure({ ...load, url: `http://127.0.0.1:${baseline.port}/` });
   await baseline.close();
@@ -107,10 +116,16 @@ async function benchmark(bench: ResponseBenchWorld, load: Load): Promise<void> {
     },
     hello: helloResult,
     ...(helloWrk && { helloWrk }),
+    ceiling: ceilingResult,
+    ...(ceilingWrk && { ceilingWrk }),
     baseline: baselineResult,
     edge,
     all,
     edgeToHello: edge.requestsPerSecond / helloResult.requestsPerSecond,
+    ceilingToHello: ceilingResult.requestsPerSecond / helloResult.requestsPerSecond,
+    edgeToCeiling: edge.requestsPerSecond / ceilingResult.requestsPerSecond,
+    ...(helloWrk &&
+      ceilingWrk && { ceilingToHelloWrk: ceilingWrk.requestsPerSecond / helloWrk.requestsPerSecond }),
     ...(helloWrk && edge.wrk && { edgeToHelloWrk: edge.wrk.requestsPerSecond / helloWrk.requestsPerSecond }),
     persistedToBaseline: (all.rowsPerSecond ?? 0) / baselineResult.requestsPerSecond,
   };
