@@ -17,6 +17,7 @@ import type { Logger } from '../logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { hashApiKey, type ApiKeyGrant } from '../store/environments.ts';
 import { CORS_HEADERS } from './client/context.ts';
+import { clientEnvironmentSegment } from './client/cors.ts';
 import type { Directory } from './directory.ts';
 import { errorReply } from './http-errors.ts';
 import type { HttpHandler, HttpRequest } from './http/types.ts';
@@ -37,7 +38,6 @@ export interface RequestLimitsDeps {
   logger: Logger;
 }
 
-const CLIENT_PREFIX = '/api/v1/client/';
 /** Load balancers' health checks are never refused. */
 const HEALTH_PATHS = new Set(['/health', '/api/v2/health']);
 
@@ -48,8 +48,8 @@ export function rateLimited(handler: HttpHandler, deps: RequestLimitsDeps): Http
 
   const limitsOf = async (request: HttpRequest): Promise<[Scope, Limit[]] | undefined> => {
     if (request.method === 'OPTIONS') return undefined;
-    if (request.path.startsWith(CLIENT_PREFIX)) {
-      const environmentId = request.path.slice(CLIENT_PREFIX.length).split('/', 1)[0] ?? '';
+    const environmentId = clientEnvironmentSegment(request.path);
+    if (environmentId !== undefined) {
       // A malformed id is answered 400 by the route; it must not mint counters in Redis.
       if (!isId(environmentId)) return undefined;
       return [

@@ -112,3 +112,28 @@ test('a path parameter that is not valid percent-encoded UTF-8, or holds a NUL, 
   }
   assert.deepEqual((await route(request('GET', '/things/%C3%A9t%C3%A9'))).body, { id: 'été' });
 });
+
+test('a path no route knows gets the unmatched headers the router was given on its 404; a known path its route headers on a 405', async () => {
+  const route = createRouter(
+    [
+      {
+        method: 'POST',
+        path: '/client/:id/things',
+        headers: { 'X-Route': 'yes' },
+        handler: () => ({ status: 200, body: {} }),
+      },
+    ],
+    logger,
+    { unmatchedHeaders: (path) => (path.startsWith('/client/') ? { 'X-Unmatched': path } : undefined) },
+  );
+  const unknown = await route(request('GET', '/client/a/nothing'));
+  assert.equal(unknown.status, 404);
+  assert.equal(unknown.headers?.['X-Unmatched'], '/client/a/nothing');
+  const other = await route(request('GET', '/elsewhere'));
+  assert.equal(other.status, 404);
+  assert.equal(other.headers?.['X-Unmatched'], undefined);
+  const wrongMethod = await route(request('GET', '/client/a/things'));
+  assert.equal(wrongMethod.status, 405);
+  assert.equal(wrongMethod.headers?.['X-Route'], 'yes');
+  assert.equal(wrongMethod.headers?.['X-Unmatched'], undefined);
+});

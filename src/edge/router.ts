@@ -1,7 +1,9 @@
 // Matches a request to a route by method and path pattern (`:name` segments are parameters) and
 // runs its handler. Errors of any route become replies through `errorReply`; a route's `headers`
 // (CORS for the client API) are added to every answer of that route, errors included. A HEAD runs
-// the path's GET route (the adapter sends no body), and a path with GET allows HEAD.
+// the path's GET route (the adapter sends no body), and a path with GET allows HEAD. A path no
+// route knows gets `unmatchedHeaders(path)` on its 404 (the client API's CORS header: its unknown
+// paths are read by browsers too).
 import { ChorusError, invalidInput } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { API_HEADERS, errorReply } from './http-errors.ts';
@@ -22,7 +24,12 @@ interface CompiledRoute extends Route {
   segments: string[];
 }
 
-export function createRouter(routes: readonly Route[], logger: Logger) {
+export interface RouterOptions {
+  /** Headers for the 404 of a path that no route matches. */
+  unmatchedHeaders?: (path: string) => Record<string, string> | undefined;
+}
+
+export function createRouter(routes: readonly Route[], logger: Logger, options: RouterOptions = {}) {
   const compiled: CompiledRoute[] = routes.map((r) => ({ ...r, segments: r.path.split('/') }));
 
   return async function route(request: HttpRequest): Promise<HttpReply> {
@@ -58,7 +65,8 @@ export function createRouter(routes: readonly Route[], logger: Logger) {
     const reply = errorReply(error, logger);
     // A 405 names the methods the path has (RFC 9110).
     const allow: Record<string, string> = pathMatched ? { Allow: allowed.join(', ') } : {};
-    return { ...reply, headers: { ...reply.headers, ...pathMatched?.headers, ...allow } };
+    const headers = pathMatched ? pathMatched.headers : options.unmatchedHeaders?.(request.path);
+    return { ...reply, headers: { ...reply.headers, ...headers, ...allow } };
   };
 }
 

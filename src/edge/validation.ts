@@ -1,6 +1,6 @@
 // Request body parsing and validation against compiled typebox schemas, with field-level details
 // in the shape of the compat notes: `{"<field.path>": "<what is wrong>"}`.
-import type { Static, TProperties, TSchema } from 'typebox';
+import Type, { type Static, type TProperties, type TSchema } from 'typebox';
 import type { Validator } from 'typebox/compile';
 import { ChorusError, invalidInput } from '../errors.ts';
 import { isId } from '../ids.ts';
@@ -27,7 +27,14 @@ export function validateBody<T extends TSchema>(
 ): Static<T> {
   if (validator.Check(value)) return value;
   const details: Record<string, string> = {};
-  for (const error of validator.Errors(value)) {
+  const all = [...validator.Errors(value)];
+  // A `nullable` field that fails is reported by what is wrong with its value, not by "must be
+  // null" or "must match a schema in anyOf" (which would also name it beside its wrong entries).
+  const telling = all.filter(
+    (e) =>
+      e.keyword !== 'anyOf' && !(e.keyword === 'type' && (e.params as { type?: unknown }).type === 'null'),
+  );
+  for (const error of telling.length > 0 ? telling : all) {
     const base = error.instancePath.replace(/^\//, '').replaceAll('/', '.');
     const params = error.params as { requiredProperties?: string[]; allowedValues?: unknown[] };
     if (error.keyword === 'required' && params.requiredProperties) {
@@ -46,3 +53,9 @@ export function requireId(name: string, value: string | undefined): string {
   if (value === undefined || !isId(value)) throw invalidInput({ [name]: 'Invalid id' });
   return value;
 }
+
+/**
+ * An optional field that may also be `null`, meaning absent: clients built on zod's `nullish()`
+ * (the Formbricks widget) send `null` for what they do not have.
+ */
+export const nullable = <T extends TSchema>(schema: T) => Type.Optional(Type.Union([schema, Type.Null()]));

@@ -24,7 +24,7 @@ import { createRouter } from '../edge/router.ts';
 import { healthRoutes } from '../edge/health.ts';
 import type { Readiness } from '../observability/readiness.ts';
 import type { ClientContext } from '../edge/client/context.ts';
-import { withClientCors } from '../edge/client/cors.ts';
+import { clientCorsFor, clientPreflightRoutes, withClientCors } from '../edge/client/cors.ts';
 import { clientResponseRoutes } from '../edge/client/responses.ts';
 import { clientDisplayRoutes } from '../edge/client/displays.ts';
 import { clientIdentifyRoutes } from '../edge/client/identify.ts';
@@ -127,6 +127,7 @@ export async function startEdge(deps: EdgeDeps): Promise<RunningEdge> {
       ...clientResponseRoutes(client, idempotencyKeys),
       ...clientDisplayRoutes(client, idempotencyKeys),
       ...clientIdentifyRoutes(client),
+      ...clientPreflightRoutes(),
       ...managementResponseRoutes(management),
       ...managementSurveyRoutes(management),
       ...managementContactRoutes(management),
@@ -136,6 +137,7 @@ export async function startEdge(deps: EdgeDeps): Promise<RunningEdge> {
       ...linkRoutes(integrations),
     ],
     log,
+    { unmatchedHeaders: clientCorsFor },
   );
   // Wrapped only in what is on: without tracing, a request pays for no span code at all.
   let handler: HttpHandler = rateLimited(router, {

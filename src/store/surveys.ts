@@ -4,6 +4,7 @@ import { pageOf, type PageRequest } from './pages.ts';
 import { newId } from '../ids.ts';
 import { questionsOf, type Block, type Element, type Ending, type Quota } from '../surveys/definition.ts';
 import { blocksFromQuestions, legacyQuestions } from '../surveys/blocks.ts';
+import { hasLogicJumps } from '../surveys/logic.ts';
 import { Environment, Survey, type SurveyStatus } from './entities.ts';
 
 export interface SurveySnapshot {
@@ -16,6 +17,8 @@ export interface SurveySnapshot {
   /** Quotas whose count has reached their limit. */
   fullQuotaIds: string[];
   isCaptureIpEnabled: boolean;
+  /** Its blocks carry logic jumps: a finished response may skip required questions (surveys/logic.ts). */
+  hasLogic: boolean;
 }
 
 export interface NewSurvey {
@@ -60,6 +63,7 @@ export async function findSurveySnapshot(em: EntityManager, id: string): Promise
     quotas,
     fullQuotaIds: quotas.length === 0 ? [] : await fullQuotas(fork, survey.id, quotas),
     isCaptureIpEnabled: survey.isCaptureIpEnabled,
+    hasLogic: hasLogicJumps(survey.blocks as Block[]),
   };
 }
 

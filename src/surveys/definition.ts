@@ -19,7 +19,11 @@ export const DEFINITION_LIMITS = {
 const list = <T extends Parameters<typeof Type.Array>[0]>(item: T, maxItems: number) =>
   Type.Array(item, { maxItems });
 
-const Choice = Type.Object({ id: Type.String() }, { additionalProperties: true });
+/** A choice, row or column: answered by its id or by its label (a string, or `{language: text}`). */
+const Choice = Type.Object(
+  { id: Type.String(), label: Type.Optional(Type.Unknown()) },
+  { additionalProperties: true },
+);
 
 export const Element = Type.Object(
   {

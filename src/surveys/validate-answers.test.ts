@@ -229,3 +229,87 @@ test('what counts as an answer', () => {
   for (const value of ['', '   ', null, undefined, NaN, Infinity, [], {}])
     assert.equal(isAnswered(value), false, JSON.stringify(value));
 });
+
+// The shapes the real Formbricks widget sends (widget contract §2, "What each element sends").
+
+const labelled = (...entries: [string, unknown][]) => entries.map(([id, label]) => ({ id, label }));
+
+test('a single-choice answer may be the label of a choice, in any of the survey languages, or a plain-string label', () => {
+  const element = {
+    type: 'multipleChoiceSingle',
+    choices: labelled(['c1', { default: 'Founder', de: 'Gründer' }], ['c2', 'Engineer']),
+  };
+  for (const answer of ['c1', 'Founder', 'Gründer', 'Engineer', 'c2'])
+    assert.equal(problemFor(element, answer), undefined, answer);
+  assert.equal(problemFor(element, 'Designer'), 'Expected one of the choice ids');
+  assert.equal(problemFor(element, ['Founder']), 'Expected one of the choice ids');
+});
+
+test('an element with an "other" choice takes the free text the respondent typed', () => {
+  const single = {
+    type: 'multipleChoiceSingle',
+    choices: labelled(['c1', { default: 'Founder' }], ['other', { default: 'Other' }]),
+  };
+  assert.equal(problemFor(single, 'Freelance illustrator'), undefined);
+  assert.equal(problemFor(single, 3), 'Expected one of the choice ids');
+  const multi = { ...single, type: 'multipleChoiceMulti' };
+  // The widget marks "other" with an empty string followed by the text.
+  assert.equal(problemFor(multi, ['Founder', '', 'Freelance illustrator']), undefined);
+  assert.equal(problemFor(multi, ['Founder', '']), undefined);
+  assert.equal(problemFor(multi, ['Founder', 7]), 'Expected an array of choice ids');
+  const withoutOther = { type: 'multipleChoiceMulti', choices: labelled(['c1', { default: 'Founder' }]) };
+  assert.equal(problemFor(withoutOther, ['Founder', '', 'typed']), 'Expected an array of choice ids');
+});
+
+test('multi-choice and ranking answers may be arrays of labels, mixed with ids', () => {
+  for (const type of ['multipleChoiceMulti', 'ranking']) {
+    const element = {
+      type,
+      choices: labelled(['a', { default: 'Alpha', fr: 'Alpha-fr' }], ['b', { default: 'Beta' }]),
+    };
+    assert.equal(problemFor(element, ['Beta', 'Alpha-fr']), undefined, type);
+    assert.equal(problemFor(element, ['b', 'Alpha']), undefined, type);
+    assert.equal(problemFor(element, ['Gamma']), 'Expected an array of choice ids', type);
+  }
+});
+
+test('a matrix answer may map row labels to column labels, in any language', () => {
+  const element = {
+    type: 'matrix',
+    rows: labelled(['r1', { default: 'Speed', de: 'Tempo' }], ['r2', { default: 'Price' }]),
+    columns: labelled(['c1', { default: 'Bad' }], ['c2', { default: 'Good', de: 'Gut' }]),
+  };
+  assert.equal(problemFor(element, { Speed: 'Good', Price: 'Bad' }), undefined);
+  assert.equal(problemFor(element, { Tempo: 'Gut' }), undefined);
+  assert.equal(problemFor(element, { r1: 'c2' }), undefined);
+  assert.equal(problemFor(element, {}), undefined, 'the widget sends {} when every row is cleared');
+  assert.equal(problemFor(element, { Colour: 'Good' }), 'Expected an object of row id to column id');
+  assert.equal(problemFor(element, { Speed: 'Great' }), 'Expected an object of row id to column id');
+});
+
+test('a label that is an empty string in some language does not make the empty string a choice', () => {
+  const element = { type: 'multipleChoiceMulti', choices: labelled(['a', { default: 'Alpha', de: '' }]) };
+  assert.equal(problemFor(element, ['']), 'Expected an array of choice ids');
+});
+
+test('a single file upload answer may be an array of one URL, as the widget always sends', () => {
+  const element = { type: 'fileUpload' };
+  assert.equal(problemFor(element, ['https://x.example/a.png']), undefined);
+  assert.equal(problemFor(element, []), undefined, 'an empty array is "not answered"');
+  assert.equal(
+    problemFor(element, ['https://x.example/a.png', 'https://x.example/b.png']),
+    'Expected a file URL',
+  );
+  assert.equal(problemFor(element, ['not a url']), 'Expected a file URL');
+});
+
+test('a file URL may be a relative storage path, as Formbricks uploads answer it, and its extension is checked', () => {
+  const path = '/storage/env_1/private/surveys/srv_1/elements/q1/report--fid--0f8e.pdf';
+  assert.equal(problemFor({ type: 'fileUpload' }, [path]), undefined);
+  assert.equal(problemFor({ type: 'fileUpload' }, path), undefined);
+  const pdfOnly = { type: 'fileUpload', allowedFileExtensions: ['pdf'] };
+  assert.equal(problemFor(pdfOnly, [path]), undefined);
+  assert.equal(problemFor(pdfOnly, ['/storage/env_1/private/x/run.exe']), 'File type .exe is not allowed');
+  for (const wrong of ['storage/a.pdf', 'javascript:alert(1)', 'ftp://x.example/a.pdf'])
+    assert.equal(problemFor({ type: 'fileUpload' }, [wrong]), 'Expected a file URL', wrong);
+});

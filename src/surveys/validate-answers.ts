@@ -1,6 +1,13 @@
 // Answer shapes by question type (spec: "Answer shapes by question type"; compat notes: "answer of
 // the wrong type for its question" → 400 `Validation failed` with one message per question id).
 // Pure: the edge and the processors both call these with the survey's questions.
+//
+// The shapes are those of the spec AND those the real Formbricks widget sends (widget contract §2,
+// "What each element sends"): a 400 is terminal for the widget, which then drops the response for
+// good, so a shape it legitimately produces must never be refused. Choices, rows and columns may be
+// named by id or by label in any of the survey's languages; an element with an `other` choice takes
+// free text; a file answer may be an array (of one, unless multiple files are allowed) of absolute
+// http(s) URLs or relative `/storage/…` paths.
 import type { Element } from './definition.ts';
 
 /** Question id → what is wrong with its answer. */
@@ -17,12 +24,34 @@ const isFiniteNumber = (value: unknown): value is number =>
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** Ids of `choices`/`rows`/`columns`, or undefined when the element does not list them (then any id goes). */
-const idsOf = (list: Element['choices']): ReadonlySet<string> | undefined =>
-  list && new Set(list.map((c) => c.id));
+type Choices = NonNullable<Element['choices']>;
 
-const isIdIn = (ids: ReadonlySet<string> | undefined, value: unknown): value is string =>
-  isString(value) && (ids === undefined || ids.has(value));
+/** The texts a choice stands for: its label as a plain string, or each language's text of an i18n label. */
+function labelsOf(label: unknown): string[] {
+  if (isString(label)) return [label];
+  return isPlainObject(label) ? Object.values(label).filter(isString) : [];
+}
+
+/**
+ * What a choice (row, column) may be answered with: its id, or its label in any language. Kept per
+ * list: a survey's definition is shared by every response to it while it stays cached.
+ */
+const namesByList = new WeakMap<Choices, ReadonlySet<string>>();
+function namesOf(list: Choices): ReadonlySet<string> {
+  let names = namesByList.get(list);
+  if (!names) {
+    names = new Set(list.flatMap((c) => [c.id, ...labelsOf(c.label)].filter((n) => n !== '')));
+    namesByList.set(list, names);
+  }
+  return names;
+}
+
+/** Formbricks' "Other" option: its choice id is `other`, and the answer is the text typed. */
+const hasOther = (element: Element): boolean => element.choices?.some((c) => c.id === 'other') === true;
+
+/** A name of the list; any string when the element does not list them. */
+const isNameIn = (list: Choices | undefined, value: unknown): value is string =>
+  isString(value) && (list === undefined || namesOf(list).has(value));
 
 const expectString =
   (message: string): Check =>
@@ -44,18 +73,22 @@ const expectNumberBetween =
     return undefined;
   };
 
+/**
+ * Each entry a choice's id or label. With an `other` choice any text goes: the widget sends
+ * `[...labels, "", "<typed text>"]`, the empty string marking "other" as selected.
+ */
 const expectChoiceIds: Check = (value, element) => {
-  const ids = idsOf(element.choices);
-  return Array.isArray(value) && value.every((v) => isIdIn(ids, v))
+  const other = hasOther(element);
+  return Array.isArray(value) && value.every((v) => (other ? isString(v) : isNameIn(element.choices, v)))
     ? undefined
     : 'Expected an array of choice ids';
 };
 
+/** Row id or label → column id or label (the widget sends `{rowLabel: columnLabel}`). */
 const expectMatrix: Check = (value, element) => {
-  const rows = idsOf(element.rows);
-  const columns = idsOf(element.columns);
   const ok =
-    isPlainObject(value) && Object.entries(value).every(([r, c]) => isIdIn(rows, r) && isIdIn(columns, c));
+    isPlainObject(value) &&
+    Object.entries(value).every(([r, c]) => isNameIn(element.rows, r) && isNameIn(element.columns, c));
   return ok ? undefined : 'Expected an object of row id to column id';
 };
 
@@ -89,10 +122,24 @@ function extensionOf(url: URL): string {
   return dot < 0 ? '' : decoded.slice(dot + 1).toLowerCase();
 }
 
+/** Stands in for the host of a relative file URL, which is only parsed, never fetched. */
+const RELATIVE_BASE = 'http://relative.invalid';
+
+/**
+ * An absolute http(s) URL, or a path on the service that stored the file: Formbricks' upload
+ * answers a relative `fileUrl` (`/storage/{environmentId}/private/…`) and the widget sends it as is.
+ */
+function fileUrlOf(value: unknown): URL | undefined {
+  if (!isString(value)) return undefined;
+  const relative = value.startsWith('/') && !value.startsWith('//');
+  if (!URL.canParse(value, relative ? RELATIVE_BASE : undefined)) return undefined;
+  const url = new URL(value, relative ? RELATIVE_BASE : undefined);
+  return url.protocol === 'http:' || url.protocol === 'https:' ? url : undefined;
+}
+
 function fileUrlProblem(value: unknown, element: Element): string | undefined {
-  if (!isString(value) || !URL.canParse(value)) return 'Expected a file URL';
-  const url = new URL(value);
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'Expected a file URL';
+  const url = fileUrlOf(value);
+  if (!url) return 'Expected a file URL';
 
   const allowed = (element.allowedFileExtensions ?? []).map((e) => e.replace(/^\./, '').toLowerCase());
   const extension = extensionOf(url);
@@ -110,9 +157,10 @@ function fileUrlProblem(value: unknown, element: Element): string | undefined {
   return undefined;
 }
 
+/** One URL, or an array of them: the widget always sends an array (`[url]` for a single file). */
 const expectFiles: Check = (value, element) => {
   if (!Array.isArray(value)) return fileUrlProblem(value, element);
-  if (element.allowMultipleFiles !== true) return 'Expected a file URL';
+  if (value.length > 1 && element.allowMultipleFiles !== true) return 'Expected a file URL';
   for (const file of value) {
     const problem = fileUrlProblem(file, element);
     if (problem) return problem;
@@ -120,8 +168,11 @@ const expectFiles: Check = (value, element) => {
   return undefined;
 };
 
+/** A choice's id or label; with an `other` choice, any text (what the respondent typed). */
 const expectSingleChoice: Check = (value, element) =>
-  isIdIn(idsOf(element.choices), value) ? undefined : 'Expected one of the choice ids';
+  (hasOther(element) ? isString(value) : isNameIn(element.choices, value))
+    ? undefined
+    : 'Expected one of the choice ids';
 
 /** Element type → shape check. Types not listed here accept any value. */
 const CHECKS: ReadonlyMap<string, Check> = new Map<string, Check>([

@@ -276,7 +276,11 @@ describe('client API rules', () => {
       assert.deepEqual(reply.body, { data: {} });
       assert.equal(reply.headers.get('access-control-allow-origin'), '*');
       assert.equal(reply.headers.get('access-control-allow-methods'), methods);
-      assert.equal(reply.headers.get('access-control-allow-headers'), 'Content-Type');
+      // Content-Type as the spec says, and Cache-Control too: the Formbricks widget sends it in
+      // debug mode, and a preflight that refuses it fails every call (widget contract §2).
+      const allowed = (reply.headers.get('access-control-allow-headers') ?? '').split(/,\s*/);
+      assert.ok(allowed.includes('Content-Type'), `${path}: ${allowed.join(', ')}`);
+      assert.ok(allowed.includes('Cache-Control'), `${path}: ${allowed.join(', ')}`);
       assert.equal(reply.headers.get('access-control-max-age'), '3600');
     }
   });

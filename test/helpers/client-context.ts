@@ -4,6 +4,7 @@
 // is recorded as a processor would read it; single-use ids are reserved in a set. Pure: unit tests
 // use it.
 import type { ClientContext } from '../../src/edge/client/context.ts';
+import { clientCorsFor, clientPreflightRoutes } from '../../src/edge/client/cors.ts';
 import { clientDisplayRoutes } from '../../src/edge/client/displays.ts';
 import type { Idempotency } from '../../src/edge/client/idempotency.ts';
 import { clientIdentifyRoutes } from '../../src/edge/client/identify.ts';
@@ -101,8 +102,10 @@ export function inMemoryClient(options: { trustedProxyHops?: number } = {}): InM
       ...clientResponseRoutes(ctx, idempotency),
       ...clientDisplayRoutes(ctx, idempotency),
       ...clientIdentifyRoutes(ctx),
+      ...clientPreflightRoutes(),
     ],
     createLogger('silent'),
+    { unmatchedHeaders: clientCorsFor },
   );
 
   const client: InMemoryClient = {
@@ -124,6 +127,7 @@ export function inMemoryClient(options: { trustedProxyHops?: number } = {}): InM
         quotas: [],
         fullQuotaIds: [],
         isCaptureIpEnabled: false,
+        hasLogic: false,
         ...fields,
       };
       store.surveys.set(survey.id, survey);

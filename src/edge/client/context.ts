@@ -69,23 +69,75 @@ export async function requireOpenSurvey(
 
 /**
  * The checks every request that writes for a survey goes through, in the order of the compat notes:
- * environment id → body → environment → plan (userId) → survey open for submissions.
+ * environment id → body → environment → plan (`identifiedBy`: the body's userId in v1, contactId in
+ * v2) → survey open for submissions. A `null` for an optional field of the body means "absent" (the
+ * widget sends `null` for the ids it does not have) and is removed before anything reads it.
  */
-export async function openSurveyRequest<T extends TSchema>(
+export async function openSurveyRequest<T extends TSchema, B = WithoutNulls<Static<T>>>(
   ctx: ClientContext,
   request: RouteRequest,
   schema: Validator<TProperties, T>,
-): Promise<{ environmentId: string; body: Static<T>; survey: SurveySnapshot }> {
+  identifiedBy: (body: B) => string | undefined,
+): Promise<{ environmentId: string; body: B; survey: SurveySnapshot }> {
   requireStorableRequest(request);
   const environmentId = requireId('environmentId', request.params.environmentId);
-  const body = validateBody(schema, parseJsonBody(request.body));
-  // Every such schema has `surveyId` and may have `userId` (see responses.ts, displays.ts).
-  const { surveyId, userId } = body as { surveyId: string; userId?: string };
-  requireEnterpriseForUserId(await requireEnvironment(ctx, environmentId), userId);
+  const body = withoutNulls(validateBody(schema, parseJsonBody(request.body))) as B;
+  // Every such schema has `surveyId` (see responses.ts, displays.ts).
+  const { surveyId } = body as { surveyId: string };
+  requireEnterpriseForUserId(await requireEnvironment(ctx, environmentId), identifiedBy(body));
   const survey = await requireOpenSurvey(ctx, environmentId, surveyId);
   // The survey's copy of the (equal) id: one string shared by every request, where the path's
   // would keep each request's whole URL alive in the caches that remember the id.
   return { environmentId: survey.environmentId, body, survey };
+}
+
+/** An object whose `null` fields (at the top and one level down) are absent. */
+export type WithoutNulls<T> = {
+  [K in keyof T]: Exclude<T[K], null> extends infer V
+    ? V extends readonly unknown[]
+      ? V
+      : V extends object
+        ? { [L in keyof V]: Exclude<V[L], null> }
+        : V
+    : never;
+};
+
+/**
+ * Removes the `null` fields of a validated body and of its plain-object fields (`meta`): schemas
+ * allow `null` only where it means "absent", so this changes nothing else. Answer maps (`data`) are
+ * left alone: a `null` answer is "not answered" and kept as sent.
+ */
+export function withoutNulls<T>(body: T, keep: readonly string[] = ['data']): WithoutNulls<T> {
+  const clean = (value: Record<string, unknown>) =>
+    Object.fromEntries(Object.entries(value).filter(([, v]) => v !== null));
+  const top = clean(body as Record<string, unknown>);
+  for (const [key, value] of Object.entries(top)) {
+    if (!keep.includes(key) && typeof value === 'object' && value !== null && !Array.isArray(value))
+      top[key] = clean(value as Record<string, unknown>);
+  }
+  return top as WithoutNulls<T>;
+}
+
+/** The identified user of a v2 write, which names the contact (enterprise; checked before). */
+export interface Identity {
+  userId: string;
+  contactId: string;
+}
+
+/**
+ * The contact a v2 write names, when it is a contact of this environment. An unknown one is
+ * ignored, as Formbricks does (widget contract §5.4): the write is stored as anonymous rather than
+ * refused, since a refusal would lose it for good.
+ */
+export async function contactOf(
+  ctx: ClientContext,
+  environmentId: string,
+  contactId: string | undefined,
+): Promise<Identity | undefined> {
+  if (contactId === undefined) return undefined;
+  const contact = await ctx.contacts.get(contactId);
+  if (!contact || contact.environmentId !== environmentId) return undefined;
+  return { userId: contact.userId, contactId: contact.id };
 }
 
 export function validationFailed(problems: Record<string, string>): never {

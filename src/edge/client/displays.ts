@@ -1,42 +1,99 @@
-// Client API: "survey was displayed". Stored by the display processor; the answer is built here.
+// Client API: "survey was displayed", v1 (the spec) and v2 (the Formbricks widget, which always
+// posts its displays there). Stored by the display processor; the answer is built here.
 import Type from 'typebox';
 import { Compile } from 'typebox/compile';
 import { ID_PATTERN, contactIdFor } from '../../ids.ts';
 import type { DisplayCreated } from '../../events/displays.ts';
+import type { SurveySnapshot } from '../../store/surveys.ts';
 import type { Route, RouteRequest } from '../router.ts';
+import { nullable } from '../validation.ts';
 import { preflight } from './cors.ts';
-import { CORS_HEADERS, envelope, openSurveyRequest, type ClientContext } from './context.ts';
+import {
+  CORS_HEADERS,
+  contactOf,
+  envelope,
+  openSurveyRequest,
+  type ClientContext,
+  type Identity,
+} from './context.ts';
 import type { Idempotency, IdempotentWrite } from './idempotency.ts';
 
-const CreateBody = Compile(
+/** v1 (the spec): `{surveyId, userId?}`; `null` means absent, as in the response bodies. */
+const CreateBodyV1 = Compile(
   Type.Object({
     surveyId: Type.String({ pattern: ID_PATTERN }),
-    userId: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+    userId: nullable(Type.String({ minLength: 1, maxLength: 255 })),
   }),
 );
 
-export function clientDisplayRoutes(ctx: ClientContext, idempotency: Idempotency): Route[] {
-  const path = '/api/v1/client/:environmentId/displays';
-  return [
-    {
-      method: 'POST',
-      path,
-      headers: CORS_HEADERS,
-      handler: (r) => idempotency.run(r, 'displays', 'dsp', (attempt) => createDisplay(ctx, r, attempt)),
-    },
-    preflight(path, ['POST']),
-  ];
+/** v2 (the widget's): `{surveyId, contactId?}`; a `userId` is ignored, as in Formbricks' v2 schema. */
+const CreateBodyV2 = Compile(
+  Type.Object({
+    surveyId: Type.String({ pattern: ID_PATTERN }),
+    contactId: nullable(Type.String({ pattern: ID_PATTERN })),
+  }),
+);
+
+interface OpenDisplay {
+  environmentId: string;
+  survey: SurveySnapshot;
+  identity: Identity | undefined;
 }
 
-async function createDisplay(ctx: ClientContext, request: RouteRequest, { ids, retry }: IdempotentWrite) {
+async function openV1(ctx: ClientContext, request: RouteRequest): Promise<OpenDisplay> {
+  const { environmentId, body, survey } = await openSurveyRequest(
+    ctx,
+    request,
+    CreateBodyV1,
+    (b) => b.userId,
+  );
+  const { userId } = body;
+  const identity =
+    userId === undefined ? undefined : { userId, contactId: contactIdFor(environmentId, userId) };
+  return { environmentId, survey, identity };
+}
+
+async function openV2(ctx: ClientContext, request: RouteRequest): Promise<OpenDisplay> {
+  const { environmentId, body, survey } = await openSurveyRequest(
+    ctx,
+    request,
+    CreateBodyV2,
+    (b) => b.contactId,
+  );
+  return { environmentId, survey, identity: await contactOf(ctx, environmentId, body.contactId) };
+}
+
+export function clientDisplayRoutes(ctx: ClientContext, idempotency: Idempotency): Route[] {
+  return (['v1', 'v2'] as const).flatMap((version): Route[] => {
+    const path = `/api/${version}/client/:environmentId/displays`;
+    const open = version === 'v1' ? openV1 : openV2;
+    return [
+      {
+        method: 'POST',
+        path,
+        headers: CORS_HEADERS,
+        handler: (r) =>
+          idempotency.run(r, 'displays', 'dsp', (attempt) => createDisplay(ctx, r, attempt, open)),
+      },
+      preflight(path, ['POST']),
+    ];
+  });
+}
+
+async function createDisplay(
+  ctx: ClientContext,
+  request: RouteRequest,
+  { ids, retry }: IdempotentWrite,
+  open: (ctx: ClientContext, request: RouteRequest) => Promise<OpenDisplay>,
+) {
   // A retry of an attempt that was stored after all is answered as that attempt (see responses.ts).
   const earlier = retry ? await ctx.displays.get(ids.id) : undefined;
   if (earlier) return { status: 200, body: { data: { id: ids.id, surveyId: earlier.surveyId } } };
-  const { environmentId, body, survey } = await openSurveyRequest(ctx, request, CreateBody);
+  const { environmentId, survey, identity } = await open(ctx, request);
 
   // A retry (Idempotency-Key) writes the first attempt's event again: the processor skips a repeat.
   const displayId = ids.id;
-  const contactId = body.userId === undefined ? null : contactIdFor(environmentId, body.userId);
+  const contactId = identity?.contactId ?? null;
   const event: DisplayCreated = {
     type: 'display.created',
     ...envelope(environmentId),
@@ -44,8 +101,8 @@ async function createDisplay(ctx: ClientContext, request: RouteRequest, { ids, r
     occurredAt: ids.occurredAt,
     displayId,
     surveyId: survey.id,
-    userId: body.userId,
-    contactId: contactId ?? undefined,
+    userId: identity?.userId,
+    contactId: identity?.contactId,
   };
   await ctx.outputs.displays.publish(event);
   ctx.displays.set(displayId, { surveyId: survey.id, linked: false });

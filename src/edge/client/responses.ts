@@ -1,10 +1,8 @@
 // Client API: create and update survey responses. Every rule the edge can decide is checked here
 // and answered at once; an accepted command is answered 2xx only after Kafka acknowledged it. The
 // response processor applies it and remains the final authority for what the edge cannot know yet.
-import Type from 'typebox';
-import { Compile } from 'typebox/compile';
 import { ChorusError, notFound } from '../../errors.ts';
-import { ID_PATTERN, contactIdFor } from '../../ids.ts';
+import { contactIdFor } from '../../ids.ts';
 import type { ResponseCreated, ResponseUpdated } from '../../events/responses.ts';
 import type { SurveySnapshot } from '../../store/surveys.ts';
 import { statusAfterUpdate, statusOf } from '../../responses/status.ts';
@@ -17,83 +15,81 @@ import { requireStorableRequest } from '../safe-json.ts';
 import { preflight } from './cors.ts';
 import {
   CORS_HEADERS,
+  contactOf,
   envelope,
   openSurveyRequest,
   requireEnvironment,
   validationFailed,
+  withoutNulls,
   type ClientContext,
+  type Identity,
 } from './context.ts';
 import type { Idempotency, IdempotentWrite } from './idempotency.ts';
+import { CreateBodyV1, CreateBodyV2, UpdateBody, type CreateBody } from './response-bodies.ts';
 
-const Id = Type.String({ pattern: ID_PATTERN });
-// Bounded far above any survey (DEFINITION_LIMITS): each key costs validation and quota work.
-const Answers = Type.Record(Type.String(), Type.Unknown(), { maxProperties: 5000 });
-const Ttc = Type.Record(Type.String(), Type.Number(), { maxProperties: 5000 });
-const Variables = Type.Record(Type.String(), Type.Union([Type.String(), Type.Number()]), {
-  maxProperties: 1000,
-});
-const Language = Type.String({ minLength: 1, maxLength: 64 });
-
-const CreateBody = Compile(
-  Type.Object({
-    surveyId: Id,
-    finished: Type.Boolean(),
-    data: Answers,
-    userId: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
-    displayId: Type.Optional(Id),
-    singleUseId: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
-    endingId: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
-    language: Type.Optional(Language),
-    variables: Type.Optional(Variables),
-    ttc: Type.Optional(Ttc),
-    meta: Type.Optional(
-      Type.Object({
-        source: Type.Optional(Type.String()),
-        url: Type.Optional(Type.String()),
-        action: Type.Optional(Type.String()),
-      }),
-    ),
-  }),
-);
-
-const UpdateBody = Compile(
-  Type.Object({
-    finished: Type.Optional(Type.Boolean()),
-    data: Type.Optional(Answers),
-    endingId: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
-    language: Type.Optional(Language),
-    variables: Type.Optional(Variables),
-    ttc: Type.Optional(Ttc),
-  }),
-);
-
+/**
+ * v1 (the spec's routes) and v2 (the Formbricks widget's create; its PUT is always v1, but
+ * Formbricks serves a v2 alias, so Chorus does too). They differ only in who the respondent is:
+ * v1 names a user (`userId`), v2 a contact (`contactId`).
+ */
 export function clientResponseRoutes(ctx: ClientContext, idempotency: Idempotency): Route[] {
-  const base = '/api/v1/client/:environmentId/responses';
-  return [
-    {
-      method: 'POST',
-      path: base,
-      headers: CORS_HEADERS,
-      handler: (r) => idempotency.run(r, 'responses', 'rsp', (attempt) => createResponse(ctx, r, attempt)),
-    },
-    {
-      method: 'PUT',
-      path: `${base}/:responseId`,
-      headers: CORS_HEADERS,
-      handler: (r) => updateResponse(ctx, r),
-    },
-    preflight(base, ['POST', 'PUT']),
-    preflight(`${base}/:responseId`, ['POST', 'PUT']),
-  ];
+  return (['v1', 'v2'] as const).flatMap((version): Route[] => {
+    const base = `/api/${version}/client/:environmentId/responses`;
+    const open = version === 'v1' ? openV1 : openV2;
+    return [
+      {
+        method: 'POST',
+        path: base,
+        headers: CORS_HEADERS,
+        handler: (r) =>
+          idempotency.run(r, 'responses', 'rsp', (attempt) => createResponse(ctx, r, attempt, open)),
+      },
+      {
+        method: 'PUT',
+        path: `${base}/:responseId`,
+        headers: CORS_HEADERS,
+        handler: (r) => updateResponse(ctx, r),
+      },
+      preflight(base, ['POST', 'PUT']),
+      preflight(`${base}/:responseId`, ['POST', 'PUT']),
+    ];
+  });
 }
 
-async function createResponse(ctx: ClientContext, request: RouteRequest, { ids, retry }: IdempotentWrite) {
+/** A create, checked up to its survey, with the respondent it names. */
+interface OpenCreate {
+  environmentId: string;
+  body: CreateBody;
+  survey: SurveySnapshot;
+  identity: Identity | undefined;
+}
+
+async function openV1(ctx: ClientContext, request: RouteRequest): Promise<OpenCreate> {
+  const open = await openSurveyRequest(ctx, request, CreateBodyV1, (b) => b.userId);
+  const { userId, ...body } = open.body;
+  const identity =
+    userId === undefined ? undefined : { userId, contactId: contactIdFor(open.environmentId, userId) };
+  return { ...open, body, identity };
+}
+
+async function openV2(ctx: ClientContext, request: RouteRequest): Promise<OpenCreate> {
+  const open = await openSurveyRequest(ctx, request, CreateBodyV2, (b) => b.contactId);
+  const { contactId, ...body } = open.body;
+  return { ...open, body, identity: await contactOf(ctx, open.environmentId, contactId) };
+}
+
+async function createResponse(
+  ctx: ClientContext,
+  request: RouteRequest,
+  { ids, retry }: IdempotentWrite,
+  open: (ctx: ClientContext, request: RouteRequest) => Promise<OpenCreate>,
+) {
   // A retry of an attempt that was stored after all (its 503 did not mean "not written") is
   // answered as that attempt, whatever changed since: the survey may be paused, full or gone now.
   const earlier = retry ? await ctx.responses.get(ids.id) : undefined;
   if (earlier && earlier.environmentId === request.params.environmentId)
     return { status: 200, body: { data: { id: ids.id } } };
-  const { environmentId, body, survey } = await openSurveyRequest(ctx, request, CreateBody);
+  const { environmentId, body, survey, identity } = await open(ctx, request);
   checkAnswers(survey, body.data, body.finished ? (id) => isAnswered(body.data[id]) : undefined);
   // A retry whose first attempt is not stored (yet) writes the same command again: the processor
   // skips it if the first one arrives after all (same event id).
@@ -127,8 +123,8 @@ async function createResponse(ctx: ClientContext, request: RouteRequest, { ids, 
     endingId: body.endingId,
     displayId: body.displayId,
     singleUseId: body.singleUseId,
-    userId: body.userId,
-    contactId: body.userId === undefined ? undefined : contactIdFor(environmentId, body.userId),
+    userId: identity?.userId,
+    contactId: identity?.contactId,
   };
   try {
     await ctx.outputs.responses.publish(command);
@@ -149,7 +145,7 @@ async function updateResponse(ctx: ClientContext, request: RouteRequest) {
   requireStorableRequest(request);
   const environmentId = requireId('environmentId', request.params.environmentId);
   const responseId = requireId('responseId', request.params.responseId);
-  const body = validateBody(UpdateBody, parseJsonBody(request.body));
+  const body = withoutNulls(validateBody(UpdateBody, parseJsonBody(request.body)));
   await requireEnvironment(ctx, environmentId);
 
   const status = await ctx.responses.get(responseId);
@@ -192,14 +188,19 @@ async function updateResponse(ctx: ClientContext, request: RouteRequest) {
   return { status: 200, body: { data: { id: responseId, ...quotaAnswer(quota) } } };
 }
 
-/** Answers of the wrong shape, and — when the response finishes — required questions left open. */
+/**
+ * Answers of the wrong shape, and — when the response finishes — required questions left open.
+ * Required answers are not enforced for a survey with logic jumps: the widget may legitimately
+ * finish it without ever showing a required question, and Chorus does not evaluate the logic.
+ */
 function checkAnswers(
   survey: SurveySnapshot,
   data: Readonly<Record<string, unknown>>,
   answeredWhenFinishing: ((questionId: string) => boolean) | undefined,
 ): void {
+  const enforceRequired = answeredWhenFinishing !== undefined && !survey.hasLogic;
   const problems = {
-    ...(answeredWhenFinishing ? missingRequiredAnswers(survey.questions, answeredWhenFinishing) : {}),
+    ...(enforceRequired ? missingRequiredAnswers(survey.questions, answeredWhenFinishing) : {}),
     ...answerShapeProblems(survey.questions, data),
   };
   if (Object.keys(problems).length > 0) validationFailed(problems);
