@@ -49,6 +49,9 @@ export const Block = Type.Object(
     type: Type.Optional(Type.Literal('question')),
     name: Type.Optional(Type.String()),
     elements: list(Element, DEFINITION_LIMITS.questions),
+    /** Formbricks' logic rules and fallback target, kept as sent (see logic.ts). */
+    logic: Type.Optional(Type.Unknown()),
+    logicFallback: Type.Optional(Type.Unknown()),
   },
   { additionalProperties: true },
 );

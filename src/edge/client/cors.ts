@@ -14,9 +14,9 @@ export const ALLOWED_HEADERS = 'Content-Type, Cache-Control, Idempotency-Key';
 
 const CLIENT_PREFIXES = ['/api/v1/client/', '/api/v2/client/'] as const;
 
-/** A path of the client API (v1 or v2), known or not. */
+/** A path of the client API (v1 or v2), known or not, the bare `/api/v1/client` included. */
 export function isClientPath(path: string): boolean {
-  return CLIENT_PREFIXES.some((prefix) => path.startsWith(prefix));
+  return CLIENT_PREFIXES.some((prefix) => path.startsWith(prefix) || path === prefix.slice(0, -1));
 }
 
 /** The environment id segment of a client path as sent (undefined for other paths). */

@@ -266,7 +266,7 @@ describe('the widget write calls, in process', () => {
   });
 
   test("the router's own 404 and 405 on client paths carry the CORS header; other paths' 404 does not", async () => {
-    for (const path of [v2('storage'), v1('nothing/here'), '/api/v2/client/x']) {
+    for (const path of [v2('storage'), v1('nothing/here'), '/api/v2/client/x', '/api/v1/client']) {
       const reply = await client.request('POST', path, {});
       assert.equal(reply.status, 404, path);
       assert.equal(reply.headers?.['Access-Control-Allow-Origin'], '*', path);
