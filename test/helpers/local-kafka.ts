@@ -38,21 +38,42 @@ export async function privateBroker(
   name: string,
   options: PrivateBrokerOptions = {},
 ): Promise<PrivateBroker> {
-  const port = await freePort();
-  const controllerPort = await freePort();
+  let port = await freePort();
+  let controllerPort = await freePort();
   const home = options.home ?? path.join(root, '.local', `kafka-${name}-${port}`);
-  const env = {
-    ...process.env,
-    CHORUS_KAFKA_HOME: home,
-    CHORUS_KAFKA_PORT: String(port),
-    CHORUS_KAFKA_CONTROLLER_PORT: String(controllerPort),
-    // The jars of the shared broker: fetched once, used by both.
-    CHORUS_KAFKA_LIBS: path.join(root, '.local/kafka/libs'),
-  };
-  const script = (name: string) => run(path.join(root, 'deploy/kafka', name), [], { env });
+  const script = (name: string) =>
+    run(path.join(root, 'deploy/kafka', name), [], {
+      env: {
+        ...process.env,
+        CHORUS_KAFKA_HOME: home,
+        CHORUS_KAFKA_PORT: String(port),
+        CHORUS_KAFKA_CONTROLLER_PORT: String(controllerPort),
+        // The jars of the shared broker: fetched once, used by both.
+        CHORUS_KAFKA_LIBS: path.join(root, '.local/kafka/libs'),
+      },
+    });
+  let started = false;
   return {
-    brokers: `127.0.0.1:${port}`,
-    up: async () => void (await script('up.sh')),
+    // Read after `up()`: the first start may move to other ports.
+    get brokers() {
+      return `127.0.0.1:${port}`;
+    },
+    up: async () => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await script('up.sh');
+          started = true;
+          return;
+        } catch (error) {
+          // Before its first start a port found free may have been taken since (another test's
+          // broker or client): start afresh on others. Later starts keep the ports clients know.
+          if (started || attempt === 3) throw error;
+          await script('down.sh').catch(() => undefined);
+          await rm(home, { recursive: true, force: true });
+          [port, controllerPort] = [await freePort(), await freePort()];
+        }
+      }
+    },
     down: async () => void (await script('down.sh')),
     destroy: async () => {
       await script('down.sh');
