@@ -20,7 +20,7 @@ the catalogue, then run \`npm run docs:config\`.
 `;
 
 const NOTES = `The local Kafka scripts have their own overrides (\`CHORUS_KAFKA_HOME\`, \`CHORUS_KAFKA_PORT\`,
-\`CHORUS_KAFKA_CONTROLLER_PORT\`, \`CHORUS_KAFKA_LIBS\`), described in
+\`CHORUS_KAFKA_CONTROLLER_PORT\`, \`CHORUS_KAFKA_LIBS\`, \`CHORUS_KAFKA_START_TIMEOUT_S\`), described in
 [deploy/kafka/README.md](../deploy/kafka/README.md). Two more variables are read only by the tests:
 \`CHORUS_TEST_DATABASE_URL\`, set by the test runner, and \`TEST_LOG_LEVEL\`, which defaults to \`fatal\`.
 `;
