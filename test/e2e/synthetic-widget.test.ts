@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { call, startTestChorus, type HttpResult, type RunningChorus } from '../helpers/chorus.ts';
 import { storedResponse } from '../helpers/store.ts';
 import { waitFor } from '../helpers/wait.ts';
+import { findContact } from '../../src/store/contacts.ts';
 import { Display, Response } from '../../src/store/entities.ts';
 import { CHROME, PAGE, SHAPES, TWO_BLOCKS } from '../helpers/widget-surveys.ts';
 
@@ -237,6 +238,36 @@ describe('synthetic widget: the Formbricks widget write calls from another origi
     assert.equal(row.language, 'de');
     assert.equal(row.endingId, null);
     assert.equal(row.displayId, displayId);
+  });
+
+  test('an identified visitor: the v2 display and create carry the contactId the user route answered, and both are stored linked to that contact', async () => {
+    const surveyId = await app.createSurvey({ environmentId: env, type: 'app', blocks: TWO_BLOCKS });
+    // The v2 user route is not served yet: the contact comes from the v1 identify.
+    const user = await call(app.baseUrl, 'POST', v1('user'), { userId: 'u1', attributes: { plan: 'pro' } });
+    assert.equal(user.status, 200);
+    const contactId: string = user.body.data.id;
+    // The widget identifies at setUserId, well before a survey shows: the contact is stored by then.
+    // (A response's attribute snapshot is taken when the processor applies it.)
+    await waitFor(async () => (await findContact(em(), contactId))?.attributes.plan === 'pro', {
+      what: 'the contact stored',
+    });
+
+    const display = await widget('POST', v2('displays'), { surveyId, contactId });
+    assert.equal(display.body.data.contactId, contactId);
+    const created = await widget(
+      'POST',
+      v2('responses'),
+      createBody(surveyId, display.body.data.id, { contactId, finished: true, data: { q1: 'Known user' } }),
+    );
+    assert.equal(created.status, 200, JSON.stringify(created.body));
+
+    const row = await finishedRow(created.body.data.id);
+    assert.equal(row.contactId, contactId);
+    assert.deepEqual(row.contactAttributes, { plan: 'pro', userId: 'u1' });
+    const stored = await waitFor(() => em().findOne(Display, { id: display.body.data.id }), {
+      what: 'the display',
+    });
+    assert.equal(stored.contactId, contactId);
   });
 
   test('a survey without logic still refuses a finish without its required answer, and a wrong shape, with a 400 the widget reads', async () => {
