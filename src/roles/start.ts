@@ -18,11 +18,7 @@ import type { RunningConsumer } from '../kafka/consumer.ts';
 import { activeTraceIds, startTracing, tracingEnabled } from '../observability/tracing.ts';
 import { startErrorTracking } from '../observability/error-tracking.ts';
 import { prepareStore, type DemoEnvironment } from '../store/prepare.ts';
-import { startEdge } from './edge.ts';
-import { startProcessors } from './processor.ts';
-import { startIntegrations } from './integrations.ts';
-import { createDestinations } from '../integrations/providers.ts';
-import { startUsageTelemetry } from '../integrations/telemetry/usage.ts';
+import type { Destinations } from '../integrations/destination.ts';
 
 const VERSION = (
   JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
@@ -146,8 +142,15 @@ export async function startChorus({
     stops.push(() => publisher.close());
     const outputs = createOutputs(publisher, topics);
 
-    const destinations = createDestinations(config.integrations);
+    // Each role's modules are loaded by the processes that run it, not at import: a processor never
+    // loads uWS, the routes or the providers' SDKs (memory, start-up).
+    const destinations: Destinations =
+      role === 'processor'
+        ? {}
+        : (await import('../integrations/providers.ts')).createDestinations(config.integrations);
     if (role === 'all' || role === 'integrations') {
+      const { startIntegrations } = await import('./integrations.ts');
+      const { startUsageTelemetry } = await import('../integrations/telemetry/usage.ts');
       const integrations = await startIntegrations({
         config,
         kafka,
@@ -165,6 +168,7 @@ export async function startChorus({
     }
 
     if (role === 'all' || role === 'processor') {
+      const { startProcessors } = await import('./processor.ts');
       const processors = await startProcessors({ config, kafka, orm, outputs, topics, metrics, logger });
       stops.push(() => Promise.all(processors.map((c) => c.stop())));
       consumers.push(...processors);
@@ -176,6 +180,7 @@ export async function startChorus({
 
     let port: number | undefined;
     if (servesEdge) {
+      const { startEdge } = await import('./edge.ts');
       const edge = await startEdge({
         http: config.http,
         integrations: config.integrations,
