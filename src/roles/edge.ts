@@ -8,6 +8,7 @@ import type { Outputs } from '../kafka/outputs.ts';
 import type { Orm } from '../store/orm.ts';
 import { connected, type Redis } from '../redis.ts';
 import { findContact } from '../store/contacts.ts';
+import { findContactActivity } from '../store/contact-activity.ts';
 import { findDisplayStatus } from '../store/displays.ts';
 import { findApiKeyGrant, findEnvironment } from '../store/environments.ts';
 import { findResponseStatus, singleUseIdTaken } from '../store/responses.ts';
@@ -126,7 +127,12 @@ export async function startEdge(deps: EdgeDeps): Promise<RunningEdge> {
       ...healthRoutes(deps.readiness),
       ...clientResponseRoutes(client, idempotencyKeys),
       ...clientDisplayRoutes(client, idempotencyKeys),
-      ...clientIdentifyRoutes(client),
+      ...clientIdentifyRoutes(
+        client,
+        fromStore((environmentId: string, contactId: string) =>
+          findContactActivity(em, environmentId, contactId),
+        ),
+      ),
       ...clientPreflightRoutes(),
       ...managementResponseRoutes(management),
       ...managementSurveyRoutes(management),

@@ -101,7 +101,8 @@ export function inMemoryClient(options: { trustedProxyHops?: number } = {}): InM
     [
       ...clientResponseRoutes(ctx, idempotency),
       ...clientDisplayRoutes(ctx, idempotency),
-      ...clientIdentifyRoutes(ctx),
+      // No history in memory: the user state's reads are tested against PostgreSQL (test/e2e).
+      ...clientIdentifyRoutes(ctx, async () => ({ appSurveyIds: [], displays: [], respondedSurveyIds: [] })),
       ...clientPreflightRoutes(),
     ],
     createLogger('silent'),

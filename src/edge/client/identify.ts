@@ -1,10 +1,16 @@
 // Client API: identify a user (enterprise). The contact id is derived from (environment, userId),
 // so the answer — the contact with its merged attributes — is built here from the cached contact
 // and the sent attributes; the contact processor applies the same merge, in order per user.
+//
+// The answer is the spec's contact PLUS the `state` the Formbricks widget reads (widget contract
+// §5.8), so both kinds of client are served by one shape. v1 keeps the spec's body rules (string
+// attribute values only); v2, where js-core and the mobile SDKs identify, also takes numbers and
+// booleans, written as strings (the spec's rule 2 for contacts).
 import { mergeAttributes } from '../../contacts/merge.ts';
 import { contactIdFor } from '../../ids.ts';
 import type { ContactIdentified } from '../../events/contacts.ts';
 import { invalidInput } from '../../errors.ts';
+import type { ContactActivity } from '../../store/contact-activity.ts';
 import type { ContactRecord } from '../../store/contacts.ts';
 import { ATTRIBUTE_KEY_PATTERN } from '../../store/entities.ts';
 import type { Route, RouteRequest } from '../router.ts';
@@ -18,17 +24,24 @@ import {
   requireEnvironment,
   type ClientContext,
 } from './context.ts';
+import { buildUserState } from './user-state.ts';
+
+/** Reads what the user state needs from the store (store/contact-activity.ts). */
+export type ActivityReader = (environmentId: string, contactId: string) => Promise<ContactActivity>;
 
 /** Keys the service owns: ignored when a client sends them as attributes. */
 const IGNORED_ATTRIBUTES = new Set(['userId', 'id']);
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
-export function clientIdentifyRoutes(ctx: ClientContext): Route[] {
-  const path = '/api/v1/client/:environmentId/user';
-  return [
-    { method: 'POST', path, headers: CORS_HEADERS, handler: (r) => identify(ctx, r) },
-    preflight(path, ['POST']),
-  ];
+export function clientIdentifyRoutes(ctx: ClientContext, activityOf: ActivityReader): Route[] {
+  return (['v1', 'v2'] as const).flatMap((version): Route[] => {
+    const path = `/api/${version}/client/:environmentId/user`;
+    const values = version === 'v1' ? 'string' : 'scalar';
+    return [
+      { method: 'POST', path, headers: CORS_HEADERS, handler: (r) => identify(ctx, activityOf, r, values) },
+      preflight(path, ['POST']),
+    ];
+  });
 }
 
 export interface IdentifyInput {
@@ -36,8 +49,14 @@ export interface IdentifyInput {
   attributes: Record<string, string>;
 }
 
+/**
+ * Which attribute values a body may carry: `string` (the spec: anything else is refused), or
+ * `scalar` (the widget's: numbers and booleans too, stored as their strings — `3` → `"3"`).
+ */
+export type AttributeValues = 'string' | 'scalar';
+
 /** The identify body rules (shared with the management form of contact creation). */
-export function parseIdentifyBody(value: unknown): IdentifyInput {
+export function parseIdentifyBody(value: unknown, values: AttributeValues = 'string'): IdentifyInput {
   const problems: Record<string, string> = {};
   const body = (typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>;
   const userId = body.userId;
@@ -52,23 +71,52 @@ export function parseIdentifyBody(value: unknown): IdentifyInput {
   } else {
     for (const [key, v] of Object.entries(sent)) {
       if (IGNORED_ATTRIBUTES.has(key)) continue;
+      const text = attributeText(v, values);
       if (!ATTRIBUTE_KEY_PATTERN.test(key)) problems[`attributes.${key}`] = 'is not a valid attribute key';
-      else if (typeof v !== 'string') problems[`attributes.${key}`] = 'must be a string';
-      else if (key === 'email' && !EMAIL.test(v)) problems['attributes.email'] = 'must be a valid email';
-      else attributes[key] = v;
+      else if (text === undefined) problems[`attributes.${key}`] = VALUE_PROBLEM[values];
+      else if (key === 'email' && !EMAIL.test(text)) problems['attributes.email'] = 'must be a valid email';
+      else attributes[key] = text;
     }
   }
   if (Object.keys(problems).length > 0) throw invalidInput(problems);
   return { userId: userId as string, attributes };
 }
 
-async function identify(ctx: ClientContext, request: RouteRequest) {
+const VALUE_PROBLEM: Record<AttributeValues, string> = {
+  string: 'must be a string',
+  scalar: 'must be a string, number or boolean',
+};
+
+/** An attribute value as stored (a string), or undefined when `values` does not allow it. */
+function attributeText(value: unknown, values: AttributeValues): string | undefined {
+  if (typeof value === 'string') return value;
+  // JSON has no NaN or Infinity, so every number here prints as a number.
+  if (values === 'scalar' && (typeof value === 'number' || typeof value === 'boolean')) return String(value);
+  return undefined;
+}
+
+async function identify(
+  ctx: ClientContext,
+  activityOf: ActivityReader,
+  request: RouteRequest,
+  values: AttributeValues,
+) {
   requireStorableRequest(request);
   const environmentId = requireId('environmentId', request.params.environmentId);
-  const input = parseIdentifyBody(parseJsonBody(request.body));
+  const input = parseIdentifyBody(parseJsonBody(request.body), values);
   const environment = await requireEnvironment(ctx, environmentId);
   requireEnterpriseForUserId(environment, input.userId);
-  return { status: 200, body: { data: await publishIdentify(ctx, environmentId, input) } };
+  // The history is read from the store, so it is eventually consistent: displays and responses
+  // acknowledged but still in Kafka (not yet applied by their processors, usually well under a
+  // second) are missing from it, as are app surveys created since the read. The widget reads the
+  // state again when it expires. Read beside the write: if either fails the client retries, and
+  // an identify sent twice merges the same attributes twice, which changes nothing.
+  const [contact, activity] = await Promise.all([
+    publishIdentify(ctx, environmentId, input),
+    activityOf(environmentId, contactIdFor(environmentId, input.userId)),
+  ]);
+  const state = buildUserState(contact, activity, new Date());
+  return { status: 200, body: { data: { ...contact, state } } };
 }
 
 /** Writes the identify to Kafka and returns the contact as it will be once applied. */

@@ -1,0 +1,55 @@
+// The user state the Formbricks widget reads from the identify answer (widget contract §2 call 7,
+// §5.8): `{data: {userId, contactId, segments, displays, responses, lastDisplayAt, language?},
+// expiresAt}`. js-core filters its surveys with it on the client: `displays` for `displayOption` and
+// `displayLimit`, `lastDisplayAt` for `recontactDays`, `responses` for surveys already answered, and
+// `segments` for targeting — an identified user sees only surveys whose `segment.id` is listed, so
+// an empty list would show them nothing. Pure: the store's reads come in as a ContactActivity.
+import type { ContactActivity } from '../../store/contact-activity.ts';
+
+/** How long the widget keeps the state before it identifies again (Formbricks: 30 minutes). */
+export const USER_STATE_TTL_MS = 30 * 60_000;
+
+/**
+ * The segment of an app survey. Chorus has no segment filters: like Formbricks, every app survey
+ * has a private segment (Formbricks titles it with the survey id), and every contact is in it. The
+ * environment state names each survey's `segment.id` with this same function, so the two agree.
+ */
+export function segmentIdOf(surveyId: string): string {
+  return `seg_${surveyId}`;
+}
+
+export interface UserState {
+  data: {
+    userId: string;
+    contactId: string;
+    segments: string[];
+    displays: { surveyId: string; createdAt: string }[];
+    responses: string[];
+    lastDisplayAt: string | null;
+    /** The contact's `language` attribute, when it has one (js-core picks the survey language by it). */
+    language?: string;
+  };
+  expiresAt: string;
+}
+
+export function buildUserState(
+  contact: { id: string; userId: string; attributes: Readonly<Record<string, string>> },
+  activity: ContactActivity,
+  now: Date,
+): UserState {
+  // Newest first whatever the caller's order: the widget reads lastDisplayAt, not the list's order.
+  const displays = [...activity.displays].sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+  const language = contact.attributes.language;
+  return {
+    data: {
+      userId: contact.userId,
+      contactId: contact.id,
+      segments: activity.appSurveyIds.map(segmentIdOf),
+      displays,
+      responses: [...new Set(activity.respondedSurveyIds)],
+      lastDisplayAt: displays[0]?.createdAt ?? null,
+      ...(language ? { language } : {}),
+    },
+    expiresAt: new Date(now.getTime() + USER_STATE_TTL_MS).toISOString(),
+  };
+}

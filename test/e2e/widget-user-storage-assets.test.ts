@@ -1,0 +1,163 @@
+// The widget's other calls (widget contract §2, calls 1, 3, 7 and 8; §7 items W1 and W11): the user
+// route's state after stored displays and responses, file uploads without a configured store, and
+// the widget bundles served from WIDGET_ASSETS_DIR — each from another origin, with its CORS header.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { call, startTestChorus, type HttpResult, type RunningChorus } from '../helpers/chorus.ts';
+import { waitFor } from '../helpers/wait.ts';
+import { QUESTIONS } from '../helpers/surveys.ts';
+import { Display, Response } from '../../src/store/entities.ts';
+
+const ORIGIN = 'https://shop.example';
+
+describe('the widget user route: contact fields plus the state js-core reads', () => {
+  let app: RunningChorus;
+  let env: string;
+  let freeEnv: string;
+  let appSurvey: string;
+  let otherAppSurvey: string;
+  let linkSurvey: string;
+  const em = () => app.chorus.orm.em.fork();
+  const post = (path: string, body: unknown) => call(app.baseUrl, 'POST', path, body, { Origin: ORIGIN });
+  const identify = (environmentId: string, body: unknown, version = 'v2') =>
+    post(`/api/${version}/client/${environmentId}/user`, body);
+
+  before(async () => {
+    app = await startTestChorus('e2e_widget_user');
+    env = (await app.createEnvironment('enterprise')).environmentId;
+    freeEnv = (await app.createEnvironment('free')).environmentId;
+    appSurvey = await app.createSurvey({ environmentId: env, type: 'app', questions: QUESTIONS });
+    otherAppSurvey = await app.createSurvey({ environmentId: env, type: 'app', questions: QUESTIONS });
+    linkSurvey = await app.createSurvey({ environmentId: env, type: 'link', questions: QUESTIONS });
+  });
+  after(() => app.stop());
+
+  function assertCors(reply: HttpResult) {
+    assert.equal(reply.headers.get('access-control-allow-origin'), '*');
+  }
+
+  test('a new user gets the contact and an empty state whose segments are those of the app surveys', async () => {
+    const reply = await identify(env, { userId: 'fresh', attributes: { plan: 'pro' } });
+    assert.equal(reply.status, 200);
+    assertCors(reply);
+    const { state, ...contact } = reply.body.data;
+    assert.match(contact.id, /^ctc_/);
+    assert.deepEqual(contact.attributes, { plan: 'pro', userId: 'fresh' });
+    assert.deepEqual(Object.keys(contact).sort(), [
+      'attributes',
+      'createdAt',
+      'environmentId',
+      'id',
+      'updatedAt',
+      'userId',
+    ]);
+    assert.deepEqual(state.data, {
+      userId: 'fresh',
+      contactId: contact.id,
+      segments: state.data.segments,
+      displays: [],
+      responses: [],
+      lastDisplayAt: null,
+    });
+    assert.deepEqual([...state.data.segments].sort(), [`seg_${appSurvey}`, `seg_${otherAppSurvey}`].sort());
+    assert.ok(!state.data.segments.includes(`seg_${linkSurvey}`), 'link surveys have no segment');
+    const ttl = Date.parse(state.expiresAt) - Date.now();
+    assert.ok(ttl > 29 * 60_000 && ttl <= 30 * 60_000, `expires in 30 minutes (${ttl} ms)`);
+  });
+
+  test('after a display and a response were stored, the state lists them with their types', async () => {
+    const first = await identify(env, { userId: 'u1' });
+    const contactId: string = first.body.data.id;
+    const display = await post(`/api/v2/client/${env}/displays`, { surveyId: appSurvey, contactId });
+    assert.equal(display.status, 200);
+    const response = await post(`/api/v2/client/${env}/responses`, {
+      surveyId: appSurvey,
+      finished: false,
+      data: { feedback: 'hello' },
+      contactId,
+      userId: null,
+      displayId: display.body.data.id,
+      singleUseId: null,
+    });
+    assert.equal(response.status, 200);
+    const stored = await waitFor(
+      async () => {
+        const [d, r] = await Promise.all([
+          em().findOne(Display, { id: display.body.data.id }),
+          em().findOne(Response, { id: response.body.data.id }),
+        ]);
+        return d && r ? d : undefined;
+      },
+      { what: 'the display and the response stored' },
+    );
+
+    const reply = await identify(env, { userId: 'u1', attributes: { seats: 3 } });
+    assert.equal(reply.status, 200);
+    const { data } = reply.body.data.state;
+    assert.equal(data.userId, 'u1');
+    assert.equal(data.contactId, contactId);
+    assert.deepEqual(data.displays, [{ surveyId: appSurvey, createdAt: stored.createdAt.toISOString() }]);
+    assert.equal(typeof data.displays[0].createdAt, 'string');
+    assert.deepEqual(data.responses, [appSurvey]);
+    assert.equal(data.lastDisplayAt, stored.createdAt.toISOString());
+    assert.ok(data.segments.includes(`seg_${appSurvey}`));
+  });
+
+  test('v2 takes string, number and boolean attribute values and stores them as strings', async () => {
+    const reply = await identify(env, {
+      userId: 'typed',
+      attributes: { plan: 'pro', seats: 3, ratio: 0.5, beta: true, trial: false },
+    });
+    assert.equal(reply.status, 200);
+    assert.deepEqual(reply.body.data.attributes, {
+      plan: 'pro',
+      seats: '3',
+      ratio: '0.5',
+      beta: 'true',
+      trial: 'false',
+      userId: 'typed',
+    });
+    const bad = await identify(env, { userId: 'typed', attributes: { nested: { a: 1 }, none: null } });
+    assert.equal(bad.status, 400);
+    assertCors(bad);
+    assert.deepEqual(bad.body.details, {
+      'attributes.nested': 'must be a string, number or boolean',
+      'attributes.none': 'must be a string, number or boolean',
+    });
+  });
+
+  test("v1 keeps the spec's string-only rule and answers the same superset", async () => {
+    const numeric = await identify(env, { userId: 'v1user', attributes: { seats: 3 } }, 'v1');
+    assert.equal(numeric.status, 400);
+    assert.deepEqual(numeric.body.details, { 'attributes.seats': 'must be a string' });
+    const ok = await identify(env, { userId: 'v1user', attributes: { seats: '3' } }, 'v1');
+    assert.equal(ok.status, 200);
+    assertCors(ok);
+    assert.equal(ok.body.data.userId, 'v1user');
+    assert.equal(ok.body.data.state.data.contactId, ok.body.data.id);
+  });
+
+  test('the v2 route refuses a free plan (403), an unknown environment (404) and bad ids (400), with CORS', async () => {
+    const free = await identify(freeEnv, { userId: 'u1', attributes: { seats: 3 } });
+    assert.equal(free.status, 403);
+    assert.equal(free.body.code, 'forbidden');
+    const unknown = await identify('env_unknown', { userId: 'u1' });
+    assert.equal(unknown.status, 404);
+    const badId = await identify('Not-An-Id', { userId: 'u1' });
+    assert.equal(badId.status, 400);
+    const nul = await identify(env, { userId: 'a\u0000b' });
+    assert.equal(nul.status, 400);
+    for (const reply of [free, unknown, badId, nul]) assertCors(reply);
+    const preflight = await fetch(`${app.baseUrl}/api/v2/client/${env}/user`, {
+      method: 'OPTIONS',
+      headers: {
+        Origin: ORIGIN,
+        'Access-Control-Request-Method': 'POST',
+        'Access-Control-Request-Headers': 'content-type',
+      },
+    });
+    assert.equal(preflight.status, 200);
+    assert.equal(preflight.headers.get('access-control-allow-origin'), '*');
+    assert.match(preflight.headers.get('access-control-allow-methods') ?? '', /POST/);
+  });
+});
