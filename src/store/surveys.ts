@@ -67,13 +67,26 @@ export async function findSurveySnapshot(em: EntityManager, id: string): Promise
   };
 }
 
-/** The quotas of the surveys `surveyIds` (those that exist), read in the caller's transaction. */
+/**
+ * The quotas of the surveys `surveyIds` (those that exist), with the questions their conditions
+ * name choices of (surveys without quotas come without them), read in the caller's transaction.
+ */
 export async function findSurveyQuotas(
   tx: EntityManager,
   surveyIds: readonly string[],
-): Promise<{ surveyId: string; quotas: Quota[] }[]> {
+): Promise<{ surveyId: string; quotas: Quota[]; questions: Element[] }[]> {
   const surveys = await tx.find(Survey, { id: { $in: [...surveyIds] } }, { fields: ['id', 'quotas'] });
-  return surveys.map((s) => ({ surveyId: s.id, quotas: s.quotas as Quota[] }));
+  const withQuotas = surveys.filter((s) => (s.quotas as Quota[]).length > 0).map((s) => s.id);
+  const blocks =
+    withQuotas.length === 0
+      ? []
+      : await tx.find(Survey, { id: { $in: withQuotas } }, { fields: ['id', 'blocks'] });
+  const questionsOfSurvey = new Map(blocks.map((s) => [s.id, questionsOf({ blocks: s.blocks })]));
+  return surveys.map((s) => ({
+    surveyId: s.id,
+    quotas: s.quotas as Quota[],
+    questions: questionsOfSurvey.get(s.id) ?? [],
+  }));
 }
 
 /** Ids of the survey's quotas that have reached their limit. */

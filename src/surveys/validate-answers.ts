@@ -46,6 +46,15 @@ function namesOf(list: Choices): ReadonlySet<string> {
   return names;
 }
 
+/**
+ * Every way an answer may name the choice (row, column) of `element` that `name` names: its id and
+ * its label in each language. Undefined when the element has no such choice.
+ */
+export function choiceSpellings(element: Element | undefined, name: string): string[] | undefined {
+  const choice = element?.choices?.find((c) => c.id === name || labelsOf(c.label).includes(name));
+  return choice && [choice.id, ...labelsOf(choice.label)].filter((n) => n !== '');
+}
+
 /** Formbricks' "Other" option: its choice id is `other`, and the answer is the text typed. */
 const hasOther = (element: Element): boolean => element.choices?.some((c) => c.id === 'other') === true;
 

@@ -20,12 +20,12 @@ export async function countQuotas(tx: EntityManager, states: readonly ResponseSt
   const surveyIds = [...new Set(states.map((s) => s.surveyId))];
   const surveys = await findSurveyQuotas(tx, surveyIds);
   const candidates: { quota: Quota; surveyId: string; responseId: string }[] = [];
-  for (const { surveyId, quotas } of surveys) {
+  for (const { surveyId, quotas, questions } of surveys) {
     if (quotas.length === 0) continue;
     for (const state of states) {
       if (state.surveyId !== surveyId) continue;
       for (const quota of quotas) {
-        if (countsTowards(quota, state.finished) && matchesQuota(quota, state.data)) {
+        if (countsTowards(quota, state.finished) && matchesQuota(quota, state.data, questions)) {
           candidates.push({ quota, surveyId, responseId: state.id });
         }
       }
