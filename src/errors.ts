@@ -13,6 +13,7 @@ export type ErrorKind =
   | 'conflict'
   | 'response_already_finished'
   | 'unavailable' // a dependency (Kafka, PostgreSQL) cannot take the write now: retry later
+  | 'not_configured' // a feature this deployment has not set up (file uploads without a store)
   | 'too_many_requests' // a rate limit: see tooManyRequests
   | 'idempotency_key_reused'; // an Idempotency-Key sent again with another request
 

@@ -19,6 +19,9 @@ const STATUS: Record<ErrorKind, [number, string]> = {
   conflict: [409, 'conflict'],
   payload_too_large: [413, 'payload_too_large'],
   unavailable: [503, 'service_unavailable'],
+  // A 5xx, not a 4xx: the widget reads a 5xx with `details.storage_error_code` as "uploads not
+  // configured" (widget contract §2 call 8), and a 501 is not retried as a 503 with Retry-After is.
+  not_configured: [501, 'not_implemented'],
   too_many_requests: [429, 'too_many_requests'],
   // draft-ietf-httpapi-idempotency-key-header: a key reused for a different request.
   idempotency_key_reused: [422, 'unprocessable_entity'],

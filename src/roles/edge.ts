@@ -29,6 +29,7 @@ import { clientCorsFor, clientPreflightRoutes, withClientCors } from '../edge/cl
 import { clientResponseRoutes } from '../edge/client/responses.ts';
 import { clientDisplayRoutes } from '../edge/client/displays.ts';
 import { clientIdentifyRoutes } from '../edge/client/identify.ts';
+import { clientStorageRoutes } from '../edge/client/storage.ts';
 import { singleUseIds } from '../edge/client/single-use.ts';
 import { idempotency } from '../edge/client/idempotency.ts';
 import { redisRateLimiter } from '../edge/rate-limit.ts';
@@ -133,6 +134,7 @@ export async function startEdge(deps: EdgeDeps): Promise<RunningEdge> {
           findContactActivity(em, environmentId, contactId),
         ),
       ),
+      ...clientStorageRoutes(client),
       ...clientPreflightRoutes(),
       ...managementResponseRoutes(management),
       ...managementSurveyRoutes(management),

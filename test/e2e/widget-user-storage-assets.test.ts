@@ -161,3 +161,77 @@ describe('the widget user route: contact fields plus the state js-core reads', (
     assert.match(preflight.headers.get('access-control-allow-methods') ?? '', /POST/);
   });
 });
+
+describe('file uploads without a configured store', () => {
+  let app: RunningChorus;
+  let env: string;
+  let otherEnv: string;
+  let survey: string;
+  const upload = (environmentId: string, body: unknown, version = 'v1') =>
+    call(app.baseUrl, 'POST', `/api/${version}/client/${environmentId}/storage`, body, { Origin: ORIGIN });
+  const request = (surveyId: string) => ({
+    fileName: 'receipt.pdf',
+    fileType: 'application/pdf',
+    allowedFileExtensions: ['pdf', 'png'],
+    surveyId,
+    elementId: 'attachment',
+  });
+
+  before(async () => {
+    app = await startTestChorus('e2e_widget_storage');
+    env = (await app.createEnvironment('free')).environmentId;
+    otherEnv = (await app.createEnvironment('free')).environmentId;
+    survey = await app.createSurvey({ environmentId: env, type: 'app', questions: QUESTIONS });
+  });
+  after(() => app.stop());
+
+  test('the widget\'s upload request is answered 501 "not configured" with storage_error_code, on v1 and v2', async () => {
+    for (const version of ['v1', 'v2']) {
+      const reply = await upload(env, request(survey), version);
+      assert.equal(reply.status, 501, version);
+      assert.equal(reply.headers.get('access-control-allow-origin'), '*');
+      assert.match(reply.headers.get('content-type') ?? '', /^application\/json/);
+      assert.deepEqual(reply.body, {
+        code: 'not_implemented',
+        message: 'File uploads are not available: no S3-compatible storage is configured on this server',
+        details: { storage_error_code: 'not_configured' },
+      });
+      assert.equal(reply.headers.get('retry-after'), null, 'not a transient outage');
+    }
+  });
+
+  test('a bad request still gets its 400 first (a bad fileName is named, as the widget reads it), with CORS', async () => {
+    const noName = await upload(env, { ...request(survey), fileName: '' });
+    assert.equal(noName.status, 400);
+    assert.ok('fileName' in noName.body.details);
+    const nulls = await upload(env, { ...request(survey), allowedFileExtensions: null, elementId: null });
+    assert.equal(nulls.status, 501, 'null is absent');
+    const nul = await upload(env, { ...request(survey), fileName: 'a\u0000.pdf' });
+    assert.equal(nul.status, 400);
+    const notJson = await upload(env, '{');
+    assert.equal(notJson.status, 400);
+    const unknownSurvey = await upload(env, request('srv_unknown'));
+    assert.equal(unknownSurvey.status, 404);
+    const otherSurvey = await upload(otherEnv, request(survey));
+    assert.equal(otherSurvey.status, 400);
+    const unknownEnv = await upload('env_unknown', request(survey));
+    assert.equal(unknownEnv.status, 404);
+    for (const reply of [noName, nulls, nul, notJson, unknownSurvey, otherSurvey, unknownEnv]) {
+      assert.equal(reply.headers.get('access-control-allow-origin'), '*');
+    }
+  });
+
+  test('its preflight allows POST from any origin', async () => {
+    const preflight = await fetch(`${app.baseUrl}/api/v1/client/${env}/storage`, {
+      method: 'OPTIONS',
+      headers: {
+        Origin: ORIGIN,
+        'Access-Control-Request-Method': 'POST',
+        'Access-Control-Request-Headers': 'content-type',
+      },
+    });
+    assert.equal(preflight.status, 200);
+    assert.equal(preflight.headers.get('access-control-allow-origin'), '*');
+    assert.match(preflight.headers.get('access-control-allow-methods') ?? '', /POST/);
+  });
+});
