@@ -69,6 +69,15 @@ export const VARIABLES = {
       "It decides the IP address stored for surveys with IP capture: with `0` it is the socket's peer, " +
       'with `n` the entry `n` places from the right of the chain.',
   },
+  WIDGET_ASSETS_DIR: {
+    schema: Type.Optional(Type.String({ minLength: 1 })),
+    meaning:
+      'Directory the edge serves at `/js/*`: the Formbricks widget bundles `formbricks.umd.cjs` and ' +
+      '`surveys.umd.cjs` (and any file below it), so that one `appUrl` serves the script and the API. ' +
+      'The bundles ship inside each Formbricks release (`/home/nextjs/apps/web/public/js/` in its ' +
+      'image); Chorus does not include them. Unset, `/js/*` answers 404. See ' +
+      '[Operations](operations.md#the-widget-bundles).',
+  },
   DATABASE_URL: {
     schema: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
     shown: `unset → \`${DEFAULT_DATABASE_URL}\``,
@@ -354,6 +363,8 @@ export interface Config {
     readonly idempotencyWindowSeconds: number;
     /** REDIS_KEY_PREFIX, for the edge's shared state (rate limits, idempotency keys, single-use ids). */
     readonly redisKeyPrefix: string;
+    /** Where the widget bundles served at `/js/*` are (WIDGET_ASSETS_DIR); undefined: none are. */
+    readonly widgetAssetsDir: string | undefined;
   };
   /** `explicit` is false when the default was taken (so a local or embedded server may be started). */
   readonly database: { readonly url: string; readonly explicit: boolean };
@@ -476,6 +487,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       },
       idempotencyWindowSeconds: e.IDEMPOTENCY_WINDOW_S,
       redisKeyPrefix: e.REDIS_KEY_PREFIX,
+      widgetAssetsDir: e.WIDGET_ASSETS_DIR,
     },
     database: { url: e.DATABASE_URL ?? DEFAULT_DATABASE_URL, explicit: e.DATABASE_URL !== undefined },
     redis: { url: e.REDIS_URL, keyPrefix: e.REDIS_KEY_PREFIX },

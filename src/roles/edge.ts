@@ -17,6 +17,7 @@ import { findSurveySnapshot } from '../store/surveys.ts';
 import { Directory } from '../edge/directory.ts';
 import { errorReply, payloadTooLarge } from '../edge/http-errors.ts';
 import { listen } from '../edge/http/uws-server.ts';
+import { checkWidgetAssets, withWidgetAssets } from '../edge/widget-assets.ts';
 import type { HttpHandler } from '../edge/http/types.ts';
 import { measured, traced } from '../edge/http/instrumentation.ts';
 import type { Metrics } from '../observability/metrics.ts';
@@ -148,7 +149,8 @@ export async function startEdge(deps: EdgeDeps): Promise<RunningEdge> {
     { unmatchedHeaders: clientCorsFor },
   );
   // Wrapped only in what is on: without tracing, a request pays for no span code at all.
-  let handler: HttpHandler = rateLimited(router, {
+  // `/js/*` (the widget bundles) is answered before the router, which knows no path of any depth.
+  let handler: HttpHandler = rateLimited(withWidgetAssets(router, deps.http.widgetAssetsDir, log), {
     limiter: redisRateLimiter({
       redis: deps.redis,
       keyPrefix: deps.http.redisKeyPrefix,
@@ -173,6 +175,7 @@ export async function startEdge(deps: EdgeDeps): Promise<RunningEdge> {
     onError: (error, request) => withClientCors(request.path, errorReply(error, log)),
   });
   log.info({ port: server.port }, 'edge listening');
+  await checkWidgetAssets(deps.http.widgetAssetsDir, log);
   return {
     port: server.port,
     stop: async () => {

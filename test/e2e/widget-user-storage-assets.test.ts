@@ -3,6 +3,10 @@
 // the widget bundles served from WIDGET_ASSETS_DIR — each from another origin, with its CORS header.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { rawExchange } from '../helpers/raw-http.ts';
 import { call, startTestChorus, type HttpResult, type RunningChorus } from '../helpers/chorus.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { QUESTIONS } from '../helpers/surveys.ts';
@@ -162,7 +166,7 @@ describe('the widget user route: contact fields plus the state js-core reads', (
   });
 });
 
-describe('file uploads without a configured store', () => {
+describe('a deployment without an upload store or widget assets', () => {
   let app: RunningChorus;
   let env: string;
   let otherEnv: string;
@@ -221,7 +225,15 @@ describe('file uploads without a configured store', () => {
     }
   });
 
-  test('its preflight allows POST from any origin', async () => {
+  test('without WIDGET_ASSETS_DIR, /js/* answers 404 JSON that says why, with CORS', async () => {
+    const reply = await call(app.baseUrl, 'GET', '/js/formbricks.umd.cjs', undefined, { Origin: ORIGIN });
+    assert.equal(reply.status, 404);
+    assert.equal(reply.headers.get('access-control-allow-origin'), '*');
+    assert.equal(reply.body.code, 'not_found');
+    assert.match(reply.body.details.reason, /WIDGET_ASSETS_DIR/);
+  });
+
+  test('the upload preflight allows POST from any origin', async () => {
     const preflight = await fetch(`${app.baseUrl}/api/v1/client/${env}/storage`, {
       method: 'OPTIONS',
       headers: {
@@ -233,5 +245,88 @@ describe('file uploads without a configured store', () => {
     assert.equal(preflight.status, 200);
     assert.equal(preflight.headers.get('access-control-allow-origin'), '*');
     assert.match(preflight.headers.get('access-control-allow-methods') ?? '', /POST/);
+  });
+});
+
+describe('the widget bundles at /js/*', () => {
+  let app: RunningChorus;
+  let base: string;
+  const BUNDLE = '/* formbricks js-core */ window.formbricks = { setup() {} };\n';
+
+  before(async () => {
+    base = await mkdtemp(join(tmpdir(), 'chorus-widget-'));
+    const dir = join(base, 'js');
+    await mkdir(join(dir, 'mobile', 'v1'), { recursive: true });
+    await writeFile(join(dir, 'formbricks.umd.cjs'), BUNDLE);
+    await writeFile(join(dir, 'surveys.umd.cjs'), 'window.formbricksSurveys = {};');
+    await writeFile(join(dir, 'mobile', 'v1', 'surveys.umd.cjs'), 'window.formbricksSurveys = {};');
+    await writeFile(join(dir, '.hidden'), 'hidden');
+    await writeFile(join(base, 'secret.txt'), 'outside the directory');
+    await symlink(join(base, 'secret.txt'), join(dir, 'escape.cjs'));
+    app = await startTestChorus('e2e_widget_assets', { env: { WIDGET_ASSETS_DIR: dir } });
+  });
+  after(async () => {
+    await app.stop();
+    await rm(base, { recursive: true, force: true });
+  });
+
+  test("the bundles are served as JavaScript with Formbricks' cache and CORS headers, GET and HEAD", async () => {
+    for (const path of ['/js/formbricks.umd.cjs', '/js/surveys.umd.cjs', '/js/mobile/v1/surveys.umd.cjs']) {
+      const reply = await fetch(`${app.baseUrl}${path}`, { headers: { Origin: ORIGIN } });
+      assert.equal(reply.status, 200, path);
+      assert.equal(reply.headers.get('content-type'), 'application/javascript; charset=UTF-8');
+      assert.equal(reply.headers.get('access-control-allow-origin'), '*');
+      assert.equal(
+        reply.headers.get('cache-control'),
+        'public, max-age=3600, s-maxage=2592000, stale-while-revalidate=3600, stale-if-error=86400',
+      );
+      assert.equal(reply.headers.get('x-content-type-options'), 'nosniff');
+      await reply.arrayBuffer();
+    }
+    const get = await fetch(`${app.baseUrl}/js/formbricks.umd.cjs?v=5.3.4`);
+    assert.equal(await get.text(), BUNDLE, 'byte for byte, whatever the query');
+    const head = await fetch(`${app.baseUrl}/js/formbricks.umd.cjs`, { method: 'HEAD' });
+    assert.equal(head.status, 200);
+    assert.equal(head.headers.get('content-length'), String(Buffer.byteLength(BUNDLE)));
+    assert.equal(await head.text(), '');
+  });
+
+  test('traversal, encoded dots, absolute paths, hidden files and symlinks out of the directory are refused', async () => {
+    const paths = [
+      '/js/../package.json',
+      '/js/../../etc/passwd',
+      '/js/%2e%2e/secret.txt',
+      '/js/%2E%2E%2Fsecret.txt',
+      '/js/..%2fsecret.txt',
+      '/js/mobile/../../secret.txt',
+      '/js//etc/passwd',
+      '/js/%2fetc%2fpasswd',
+      '/js/.hidden',
+      '/js/escape.cjs',
+      '/js/mobile',
+      '/js/missing.cjs',
+    ];
+    // Raw requests, one connection each: an HTTP client would resolve the dot segments itself.
+    for (const path of paths) {
+      const request = `GET ${path} HTTP/1.1\r\nHost: chorus\r\nOrigin: ${ORIGIN}\r\n\r\n`;
+      const exchange = await rawExchange(app.chorus.port!, [request], { expect: 1 });
+      const [response] = exchange.responses;
+      assert.ok(response, `${path} answered`);
+      assert.equal(response.status, 404, path);
+      assert.equal(response.headers['access-control-allow-origin'], '*', path);
+      assert.match(response.headers['content-type'] ?? '', /^application\/json/, path);
+      assert.equal(JSON.parse(response.body.toString()).code, 'not_found', path);
+      assert.doesNotMatch(response.body.toString(), /outside the directory|root:/, path);
+    }
+  });
+
+  test('a write to /js/* is a 405 naming the methods, and the API beside it is untouched', async () => {
+    const post = await call(app.baseUrl, 'POST', '/js/formbricks.umd.cjs', {}, { Origin: ORIGIN });
+    assert.equal(post.status, 405);
+    assert.equal(post.headers.get('allow'), 'GET, HEAD, OPTIONS');
+    assert.equal(post.headers.get('access-control-allow-origin'), '*');
+    const health = await call(app.baseUrl, 'GET', '/health');
+    assert.equal(health.status, 200);
+    assert.match(health.headers.get('content-type') ?? '', /^application\/json/);
   });
 });

@@ -14,8 +14,9 @@ export interface HttpRequest {
 
 export interface HttpReply {
   status: number;
+  /** Names as written on the wire; a `Content-Type` here replaces the adapter's JSON one. */
   headers?: Record<string, string>;
-  /** Serialised as JSON. */
+  /** Serialised as JSON, except a Buffer, which is sent as it is (give it its `Content-Type`). */
   body: unknown;
   /** The route pattern that answered (for metrics), set by the router. */
   route?: string;

@@ -88,7 +88,10 @@ export async function listen(options: ServerOptions): Promise<HttpServer> {
 
     const writeHead = (reply: HttpReply) => {
       res.writeStatus(`${reply.status} ${STATUS_CODES[reply.status] ?? ''}`);
-      res.writeHeader('Content-Type', 'application/json; charset=utf-8');
+      // JSON unless the reply names its own type (a raw body: see HttpReply.body).
+      if (reply.headers?.['Content-Type'] === undefined) {
+        res.writeHeader('Content-Type', 'application/json; charset=utf-8');
+      }
       for (const [name, value] of Object.entries(reply.headers ?? {})) res.writeHeader(name, value);
     };
 
@@ -100,8 +103,12 @@ export async function listen(options: ServerOptions): Promise<HttpServer> {
     const send = (reply: HttpReply, closeConnection = false, flush = false) => {
       if (state !== 'open') return;
       state = 'done'; // answer once
-      let body = reply.body === undefined ? '' : JSON.stringify(reply.body);
-      if (flush) body = body.padEnd(CORK_BUFFER_BYTES + 1);
+      let body = Buffer.isBuffer(reply.body)
+        ? reply.body // sent as it is (the widget bundles)
+        : reply.body === undefined
+          ? ''
+          : JSON.stringify(reply.body);
+      if (flush && typeof body === 'string') body = body.padEnd(CORK_BUFFER_BYTES + 1);
       res.cork(() => {
         writeHead(reply);
         if (!isHead) {
