@@ -86,7 +86,7 @@ async function generate({
       const wait = due - performance.now();
       if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
       // A timer may fire a fraction of a millisecond early: then the wait starts when it was sent.
-      const from = Math.max(due, performance.now());
+      const from = Math.min(due, performance.now());
       const status = await new Promise<number>((resolve) => {
         answered = resolve;
         socket.write(request);
