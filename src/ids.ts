@@ -9,7 +9,20 @@ const ID_REGEX = new RegExp(ID_PATTERN);
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 
 export type IdPrefix =
-  'org' | 'env' | 'key' | 'srv' | 'rsp' | 'dsp' | 'ctc' | 'cak' | 'blk' | 'evt' | 'int' | 'lnk' | 'dlv';
+  | 'org'
+  | 'env'
+  | 'key'
+  | 'srv'
+  | 'rsp'
+  | 'dsp'
+  | 'ctc'
+  | 'cak'
+  | 'blk'
+  | 'evt'
+  | 'int'
+  | 'lnk'
+  | 'dlv'
+  | 'act';
 
 // Random bytes are drawn from a pool: one system call per 256 ids instead of one per id.
 let pool = randomBytes(4096);

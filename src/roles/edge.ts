@@ -14,6 +14,7 @@ import { findApiKeyGrant, findEnvironment } from '../store/environments.ts';
 import { findResponseStatus, singleUseIdTaken } from '../store/responses.ts';
 import { listenForSurveyChanges } from '../store/survey-changes.ts';
 import { findSurveySnapshot } from '../store/surveys.ts';
+import { findEnvironmentStateInput } from '../store/environment-state.ts';
 import { Directory } from '../edge/directory.ts';
 import { errorReply, payloadTooLarge } from '../edge/http-errors.ts';
 import { listen } from '../edge/http/uws-server.ts';
@@ -30,6 +31,7 @@ import { clientCorsFor, clientPreflightRoutes, withClientCors } from '../edge/cl
 import { clientResponseRoutes } from '../edge/client/responses.ts';
 import { clientDisplayRoutes } from '../edge/client/displays.ts';
 import { clientIdentifyRoutes } from '../edge/client/identify.ts';
+import { clientEnvironmentRoutes, environmentStateLoader } from '../edge/client/environment.ts';
 import { clientStorageRoutes } from '../edge/client/storage.ts';
 import { singleUseIds } from '../edge/client/single-use.ts';
 import { idempotency } from '../edge/client/idempotency.ts';
@@ -40,6 +42,8 @@ import { managementResponseRoutes } from '../edge/management/responses.ts';
 import { managementSurveyRoutes } from '../edge/management/surveys.ts';
 import { managementContactRoutes } from '../edge/management/contacts.ts';
 import { managementAttributeKeyRoutes } from '../edge/management/attribute-keys.ts';
+import { managementActionClassRoutes } from '../edge/management/action-classes.ts';
+import { managementWidgetSettingsRoutes } from '../edge/management/widget-settings.ts';
 import type { IntegrationsContext } from '../edge/management/integrations/context.ts';
 import { oauthRoutes } from '../edge/management/integrations/oauth.ts';
 import { integrationRoutes } from '../edge/management/integrations/integrations.ts';
@@ -80,9 +84,22 @@ export async function startEdge(deps: EdgeDeps): Promise<RunningEdge> {
     new Directory(fromStore(load), { maxEntries, ttlMs, absentTtlMs: 250 });
 
   const surveys = cache((id) => findSurveySnapshot(em, id), 60_000, 20_000);
+  // The widget's environment state, by environment (client/environment.ts).
+  const environmentStates = cache(
+    environmentStateLoader((id) => findEnvironmentStateInput(em, id)),
+    60_000,
+    10_000,
+  );
   const surveyChanges = await listenForSurveyChanges(
     deps.databaseUrl,
-    { onChange: (id) => surveys.delete(id), onReset: () => surveys.clear() },
+    {
+      onChange: (id) => surveys.delete(id),
+      onEnvironmentChange: (id) => environmentStates.delete(id),
+      onReset: () => {
+        surveys.clear();
+        environmentStates.clear();
+      },
+    },
     log,
   );
 
@@ -109,7 +126,7 @@ export async function startEdge(deps: EdgeDeps): Promise<RunningEdge> {
   };
   // A revoked key stops working within the time-to-live.
   const keys = cache((hash) => findApiKeyGrant(em, hash), 5_000, 10_000);
-  const management: ManagementContext = { orm, keys, client };
+  const management: ManagementContext = { orm, keys, client, environmentStates };
   const integrations: IntegrationsContext = {
     ...management,
     destinations: deps.destinations,
@@ -136,11 +153,14 @@ export async function startEdge(deps: EdgeDeps): Promise<RunningEdge> {
         ),
       ),
       ...clientStorageRoutes(client),
+      ...clientEnvironmentRoutes(environmentStates),
       ...clientPreflightRoutes(),
       ...managementResponseRoutes(management),
       ...managementSurveyRoutes(management),
       ...managementContactRoutes(management),
       ...managementAttributeKeyRoutes(management),
+      ...managementActionClassRoutes(management),
+      ...managementWidgetSettingsRoutes(management),
       ...oauthRoutes(integrations),
       ...integrationRoutes(integrations),
       ...linkRoutes(integrations),

@@ -34,6 +34,8 @@ export const Environment = defineEntity({
     id: p.string().primary(),
     organization: () => p.manyToOne(Organization).deleteRule('cascade'),
     name: p.string(),
+    /** The widget settings (placement, overlay, …) the management API stored; null: the defaults. */
+    widgetSettings: p.json<Record<string, unknown>>().nullable(),
     ...timestamps,
   },
 });
@@ -80,10 +82,33 @@ export const Survey = defineEntity({
     endings: p.json<unknown[]>(),
     quotas: p.json<unknown[]>(),
     isCaptureIpEnabled: p.boolean().default(false),
+    /** The fields only the widget reads (welcome card, triggers, display options …), kept as sent. */
+    widget: p.json<Record<string, unknown>>().nullable(),
     ...timestamps,
   },
 });
 export type Survey = InferEntity<typeof Survey>;
+
+export const ACTION_CLASS_TYPES = ['code', 'noCode'] as const;
+export type ActionClassType = (typeof ACTION_CLASS_TYPES)[number];
+
+/** What the widget listens for (a page view, a click, a `track(key)` call), per environment. */
+export const ActionClass = defineEntity({
+  name: 'ActionClass',
+  tableName: 'action_classes',
+  uniques: [{ properties: ['environment', 'name'] }, { properties: ['environment', 'key'] }],
+  properties: {
+    id: p.string().primary(),
+    environment: () => p.manyToOne(Environment).deleteRule('cascade'),
+    name: p.string(),
+    description: p.text().nullable(),
+    type: p.enum([...ACTION_CLASS_TYPES]),
+    key: p.string().nullable(),
+    noCodeConfig: p.json<Record<string, unknown>>().nullable(),
+    ...timestamps,
+  },
+});
+export type ActionClass = InferEntity<typeof ActionClass>;
 
 /**
  * A survey response as folded from its events by the response processor (the only writer).
@@ -335,6 +360,7 @@ export const entities = [
   ApiKey,
   ApiKeyEnvironment,
   Survey,
+  ActionClass,
   Response,
   Display,
   Contact,

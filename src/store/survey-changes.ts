@@ -2,12 +2,14 @@
 // fills) on the `chorus_survey_changed` channel. An edge listens and drops the changed survey from
 // its cache, so a survey paused anywhere is refused everywhere within milliseconds. If the
 // listening connection breaks, `onReset` runs (drop everything: changes may have been missed) and
-// the listener reconnects.
+// the listener reconnects. On the same connection, `chorus_environment_changed` names the
+// environment whose widget state changed (a survey, an action class or its widget settings).
 import pg from 'pg';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from '../logger.ts';
 
 export const SURVEY_CHANNEL = 'chorus_survey_changed';
+export const ENVIRONMENT_CHANNEL = 'chorus_environment_changed';
 
 export interface SurveyChangeListener {
   stop(): Promise<void>;
@@ -15,7 +17,11 @@ export interface SurveyChangeListener {
 
 export async function listenForSurveyChanges(
   databaseUrl: string,
-  handlers: { onChange: (surveyId: string) => void; onReset: () => void },
+  handlers: {
+    onChange: (surveyId: string) => void;
+    onEnvironmentChange?: (environmentId: string) => void;
+    onReset: () => void;
+  },
   logger: Logger,
 ): Promise<SurveyChangeListener> {
   let client: pg.Client | undefined;
@@ -25,7 +31,9 @@ export async function listenForSurveyChanges(
   const connect = async (): Promise<void> => {
     const next = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: 3000 });
     next.on('notification', (message) => {
-      if (message.channel === SURVEY_CHANNEL && message.payload) handlers.onChange(message.payload);
+      if (!message.payload) return;
+      if (message.channel === SURVEY_CHANNEL) handlers.onChange(message.payload);
+      else if (message.channel === ENVIRONMENT_CHANNEL) handlers.onEnvironmentChange?.(message.payload);
     });
     next.on('error', (err) => {
       logger.warn({ err }, 'survey change listener lost its connection; reconnecting');
@@ -33,6 +41,7 @@ export async function listenForSurveyChanges(
     });
     await next.connect();
     await next.query(`listen ${SURVEY_CHANNEL}`);
+    if (handlers.onEnvironmentChange) await next.query(`listen ${ENVIRONMENT_CHANNEL}`);
     client = next;
   };
 

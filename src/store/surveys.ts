@@ -31,6 +31,8 @@ export interface NewSurvey {
   endings?: Ending[];
   quotas?: Quota[];
   isCaptureIpEnabled?: boolean;
+  /** The widget's fields (surveys/widget-fields.ts), as stored; on update, merged into the stored ones. */
+  widget?: Record<string, unknown>;
 }
 
 export async function createSurvey(em: EntityManager, input: NewSurvey): Promise<Survey> {
@@ -44,6 +46,7 @@ export async function createSurvey(em: EntityManager, input: NewSurvey): Promise
     endings: input.endings ?? [],
     quotas: input.quotas ?? [],
     isCaptureIpEnabled: input.isCaptureIpEnabled ?? false,
+    widget: input.widget && Object.keys(input.widget).length > 0 ? input.widget : null,
   });
   await em.flush();
   return survey;
@@ -111,7 +114,10 @@ export async function pauseSurvey(tx: EntityManager, surveyId: string): Promise<
   );
 }
 
-/** A survey as the management API shows it: `questions` too when every block holds one element. */
+/**
+ * A survey as the management API shows it: `questions` too when every block holds one element, and
+ * the widget fields that were stored.
+ */
 export function surveyRecord(survey: Survey) {
   const blocks = survey.blocks as Block[];
   const questions = legacyQuestions(blocks);
@@ -128,6 +134,7 @@ export function surveyRecord(survey: Survey) {
     endings: survey.endings,
     quotas: survey.quotas,
     isCaptureIpEnabled: survey.isCaptureIpEnabled,
+    ...survey.widget,
   };
 }
 
@@ -139,10 +146,12 @@ export async function updateSurvey(
   survey: Survey,
   changes: SurveyChanges,
 ): Promise<Survey> {
-  const { questions, ...fields } = changes;
+  const { questions, widget, ...fields } = changes;
   em.assign(survey, {
     ...Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined)),
     ...(questions ? { blocks: blocksFromQuestions(questions) } : {}),
+    // A new object, so the ORM sees the JSON change.
+    ...(widget && Object.keys(widget).length > 0 ? { widget: { ...survey.widget, ...widget } } : {}),
     updatedAt: new Date(),
   });
   await em.flush();

@@ -8,4 +8,9 @@ export interface ManagementContext {
   keys: Directory<ApiKeyGrant>;
   /** The client side's caches and Kafka writer (contacts are created through the same pipeline). */
   client: ClientContext;
+  /**
+   * The edge's cached widget states, by environment: a write forgets its environment's before it
+   * answers (other edges hear of it through PostgreSQL), so the caller's next read sees the change.
+   */
+  environmentStates?: { delete(environmentId: string): void };
 }

@@ -8,6 +8,7 @@ import { Survey, SURVEY_STATUSES } from '../../store/entities.ts';
 import { createSurvey, listSurveys, surveyRecord, updateSurvey } from '../../store/surveys.ts';
 import { Block, DEFINITION_LIMITS, Element, Ending, Quota } from '../../surveys/definition.ts';
 import { questionsOf } from '../../surveys/definition.ts';
+import { SurveyWidgetFields, widgetFieldsOf } from '../../surveys/widget-fields.ts';
 import type { Route, RouteRequest } from '../router.ts';
 import { parseJsonBody, requireId, validateBody } from '../validation.ts';
 import { authenticate, permissionFor, requireAccess } from './auth.ts';
@@ -25,6 +26,7 @@ const SurveyFields = {
   endings: Type.Optional(Type.Array(Ending, { maxItems: DEFINITION_LIMITS.endings })),
   quotas: Type.Optional(Type.Array(Quota, { maxItems: DEFINITION_LIMITS.quotas })),
   isCaptureIpEnabled: Type.Optional(Type.Boolean()),
+  ...SurveyWidgetFields,
 };
 const CreateBody = Compile(
   Type.Object({ environmentId: Type.String({ pattern: ID_PATTERN }), ...SurveyFields }),
@@ -52,7 +54,8 @@ export function managementSurveyRoutes(ctx: ManagementContext): Route[] {
         requireAccess(grant, body.environmentId, 'write');
         checkDefinition(body);
         if (!body.blocks && !body.questions) throw invalidInput({ blocks: 'Required' });
-        const survey = await createSurvey(ctx.orm.em.fork(), body);
+        const survey = await createSurvey(ctx.orm.em.fork(), { ...body, widget: widgetFieldsOf(body) });
+        ctx.environmentStates?.delete(body.environmentId);
         return { status: 201, body: { data: surveyRecord(survey) } };
       },
     },
@@ -66,11 +69,21 @@ export function managementSurveyRoutes(ctx: ManagementContext): Route[] {
           throw invalidInput({ environmentId: 'A survey cannot move to another environment' });
         }
         checkDefinition(body);
-        const { environmentId, ...changes } = body;
-        const updated = await updateSurvey(em, survey, changes);
+        const updated = await updateSurvey(em, survey, {
+          name: body.name,
+          type: body.type,
+          status: body.status,
+          blocks: body.blocks,
+          questions: body.questions,
+          endings: body.endings,
+          quotas: body.quotas,
+          isCaptureIpEnabled: body.isCaptureIpEnabled,
+          widget: widgetFieldsOf(body),
+        });
         // Other edges hear of the change through PostgreSQL; this one forgets it before answering,
         // so the caller's very next request sees it.
         ctx.client.surveys.delete(survey.id);
+        ctx.environmentStates?.delete(survey.environment.id);
         return { status: 200, body: { data: surveyRecord(updated) } };
       },
     },
@@ -83,6 +96,7 @@ export function managementSurveyRoutes(ctx: ManagementContext): Route[] {
         // Its responses stay: they reference the survey by id, not by a foreign key.
         await em.remove(survey).flush();
         ctx.client.surveys.delete(survey.id);
+        ctx.environmentStates?.delete(survey.environment.id);
         return { status: 200, body: { data: record } };
       },
     },

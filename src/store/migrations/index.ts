@@ -10,6 +10,7 @@ import { Migration20261123010000_record_counts } from './Migration20261123010000
 import { Migration20261123020000_oauth_attempts } from './Migration20261123020000_oauth_attempts.ts';
 import { Migration20261124000000_quota_members_per_survey } from './Migration20261124000000_quota_members_per_survey.ts';
 import { Migration20261124010000_delivery_claimed_at } from './Migration20261124010000_delivery_claimed_at.ts';
+import { Migration20261125000000_widget_state } from './Migration20261125000000_widget_state.ts';
 
 export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261122000000_foundation', class: Migration20261122000000_foundation },
@@ -28,4 +29,5 @@ export const migrationsList: MigrationObject[] = [
     class: Migration20261124000000_quota_members_per_survey,
   },
   { name: 'Migration20261124010000_delivery_claimed_at', class: Migration20261124010000_delivery_claimed_at },
+  { name: 'Migration20261125000000_widget_state', class: Migration20261125000000_widget_state },
 ];
