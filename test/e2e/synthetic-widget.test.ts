@@ -346,7 +346,17 @@ describe('synthetic widget: the Formbricks widget write calls from another origi
     });
     for (const reply of replies) assert.equal(reply.status, 404);
 
-    for (const path of [v1('storage'), v2('no/such/route'), '/api/v2/client']) {
+    const upload = await widget('POST', v1('storage', unknown), {
+      fileName: 'cv.pdf',
+      fileType: 'application/pdf',
+      surveyId,
+      allowedFileExtensions: null,
+      elementId: null,
+    });
+    assert.equal(upload.status, 404, 'an upload for an unknown environment');
+    assert.equal(upload.body.code, 'not_found');
+
+    for (const path of [v2('no/such/route'), '/api/v2/client']) {
       const reply = await call(app.baseUrl, 'POST', path, {}, { Origin: origin });
       assert.equal(reply.status, 404, path);
       assert.equal(reply.body.code, 'not_found', path);

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildUserState, segmentIdOf, USER_STATE_TTL_MS } from './user-state.ts';
+import { segmentIdOf } from '../../surveys/widget-state.ts';
+import { buildUserState, USER_STATE_TTL_MS } from './user-state.ts';
 
 const contact = { id: 'ctc_1', userId: 'u1', attributes: { userId: 'u1', plan: 'pro' } };
 const now = new Date('2026-11-24T10:00:00.000Z');

@@ -5,18 +5,10 @@
 // `segments` for targeting — an identified user sees only surveys whose `segment.id` is listed, so
 // an empty list would show them nothing. Pure: the store's reads come in as a ContactActivity.
 import type { ContactActivity } from '../../store/contact-activity.ts';
+import { segmentIdOf } from '../../surveys/widget-state.ts';
 
 /** How long the widget keeps the state before it identifies again (Formbricks: 30 minutes). */
 export const USER_STATE_TTL_MS = 30 * 60_000;
-
-/**
- * The segment of an app survey. Chorus has no segment filters: like Formbricks, every app survey
- * has a private segment (Formbricks titles it with the survey id), and every contact is in it. The
- * environment state names each survey's `segment.id` with this same function, so the two agree.
- */
-export function segmentIdOf(surveyId: string): string {
-  return `seg_${surveyId}`;
-}
 
 export interface UserState {
   data: {
