@@ -36,7 +36,7 @@ const planQuestion: Element = {
     { id: 'c_pro', label: { default: 'Pro', de: 'Profi' } },
     { id: 'c_free', label: { default: 'Free', de: 'Kostenlos' } },
   ],
-} as Element;
+};
 const byChoice = (operator: 'equals' | 'notEquals' | 'includes', value: string): Quota => ({
   id: 'q',
   limit: 1,
