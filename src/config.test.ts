@@ -169,3 +169,59 @@ test('rate limits have generous defaults, 0 turns one off, and the idempotency w
       error.problems.some((p) => p.startsWith('RATE_LIMIT_WINDOW_S')),
   );
 });
+
+const S3 = {
+  S3_ACCESS_KEY: 'AKIAIOSFODNN7EXAMPLE',
+  S3_SECRET_KEY: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY',
+  S3_REGION: 'eu-central-1',
+  S3_BUCKET_NAME: 'chorus-uploads',
+};
+
+test('file uploads are off without S3_*; with the four set they point at AWS S3 of the region', () => {
+  assert.equal(loadConfig({}).storage, undefined);
+  assert.deepEqual(loadConfig(S3).storage, {
+    accessKeyId: 'AKIAIOSFODNN7EXAMPLE',
+    secretAccessKey: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY',
+    region: 'eu-central-1',
+    bucket: 'chorus-uploads',
+    endpoint: 'https://s3.eu-central-1.amazonaws.com',
+    forcePathStyle: false,
+  });
+  const minio = loadConfig({
+    ...S3,
+    S3_ENDPOINT_URL: 'http://minio:9000/',
+    S3_FORCE_PATH_STYLE: '1',
+  }).storage;
+  assert.equal(minio?.endpoint, 'http://minio:9000');
+  assert.equal(minio?.forcePathStyle, true);
+});
+
+test('a partial S3 setting is refused with the missing variables named, and the secret is never echoed', () => {
+  assert.throws(
+    () =>
+      loadConfig({ S3_ACCESS_KEY: 'id', S3_SECRET_KEY: 'very-secret', S3_ENDPOINT_URL: 'http://minio:9000' }),
+    (error: unknown) => {
+      assert.ok(error instanceof ConfigError);
+      assert.equal(error.problems.length, 1);
+      assert.match(error.problems[0] ?? '', /^S3_REGION, S3_BUCKET_NAME: file uploads need all of/);
+      assert.match(error.problems[0] ?? '', /set: S3_ACCESS_KEY, S3_SECRET_KEY, S3_ENDPOINT_URL/);
+      assert.doesNotMatch(error.message, /very-secret/);
+      return true;
+    },
+  );
+  assert.throws(
+    () => loadConfig({ S3_FORCE_PATH_STYLE: '1' }),
+    /S3_ACCESS_KEY, S3_SECRET_KEY, S3_REGION, S3_BUCKET_NAME: file uploads need all/,
+  );
+  assert.throws(
+    () => loadConfig({ ...S3, S3_ENDPOINT_URL: 'minio:9000', S3_BUCKET_NAME: 'Bad_Bucket' }),
+    (error: unknown) => {
+      assert.ok(error instanceof ConfigError);
+      assert.deepEqual(error.problems.map((p) => p.split(':')[0]).sort(), [
+        'S3_BUCKET_NAME',
+        'S3_ENDPOINT_URL',
+      ]);
+      return true;
+    },
+  );
+});

@@ -4,6 +4,7 @@
 // docs/configuration.md is generated from it (scripts/config-docs.ts, `npm run docs:config`).
 import Type, { type Static, type TSchema } from 'typebox';
 import Value from 'typebox/value';
+import type { S3Target } from './storage/s3-presign.ts';
 
 const LogLevel = Type.Union(
   ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'].map((l) => Type.Literal(l)),
@@ -52,6 +53,10 @@ const SLACK_CREDENTIALS = "The Slack app's credentials. Set both to enable Slack
 const NOTION_CREDENTIALS =
   "The Notion public integration's OAuth credentials. Set both to enable Notion, or neither.";
 
+const S3_ALL =
+  'Set `S3_ACCESS_KEY`, `S3_SECRET_KEY`, `S3_REGION` and `S3_BUCKET_NAME` together to enable file ' +
+  'uploads ([uploads](api.md#file-uploads)), or none: then the upload call answers "not configured".';
+
 /** Every variable this service reads, in the order docs/configuration.md lists them. */
 export const VARIABLES = {
   HOST: {
@@ -77,6 +82,39 @@ export const VARIABLES = {
       'The bundles ship inside each Formbricks release (`/home/nextjs/apps/web/public/js/` in its ' +
       'image); Chorus does not include them. Unset, `/js/*` answers 404. See ' +
       '[Operations](operations.md#the-widget-bundles).',
+  },
+  // File uploads (widget contract call 8), under Formbricks' own variable names so that one set of
+  // settings serves both. Chorus signs uploads with them (src/storage/s3-presign.ts); the secret never
+  // leaves the process but as an HMAC.
+  S3_ACCESS_KEY: {
+    schema: Type.Optional(Type.String({ minLength: 1 })),
+    meaning: `The access key id uploads are signed with. ${S3_ALL}`,
+  },
+  S3_SECRET_KEY: {
+    schema: Type.Optional(Type.String({ minLength: 1 })),
+    meaning: `The secret access key of \`S3_ACCESS_KEY\`. ${S3_ALL}`,
+  },
+  S3_REGION: {
+    schema: Type.Optional(Type.String({ pattern: '^[a-z0-9-]+$' })),
+    meaning: `The region the signature names (e.g. \`eu-central-1\`; \`us-east-1\` for most S3-compatible stores). ${S3_ALL}`,
+  },
+  S3_BUCKET_NAME: {
+    schema: Type.Optional(Type.String({ pattern: '^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$' })),
+    meaning: `The bucket files are uploaded to, under \`{environmentId}/private/\`. ${S3_ALL}`,
+  },
+  S3_ENDPOINT_URL: {
+    schema: Type.Optional(Type.String({ pattern: '^https?://[^/?#]+/?$' })),
+    shown: 'unset → `https://s3.{S3_REGION}.amazonaws.com`',
+    meaning:
+      'Address of an S3-compatible store (MinIO, Ceph, R2, …) instead of AWS S3. Browsers upload to ' +
+      'it directly, so it must be reachable from them and allow their origin (CORS `POST`).',
+  },
+  S3_FORCE_PATH_STYLE: {
+    schema: Type.Optional(Type.String({ pattern: '^(0|1|true|false)$' })),
+    shown: '`0`',
+    meaning:
+      '`1` (or `true`) uploads to `{endpoint}/{bucket}` instead of `{bucket}.{endpoint host}`; most ' +
+      'self-hosted stores need it.',
   },
   DATABASE_URL: {
     schema: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
@@ -411,6 +449,8 @@ export interface Config {
   readonly tracing: TracingConfig | undefined;
   /** Error tracking; undefined (off) unless SENTRY_DSN is set. */
   readonly errorTracking: { readonly dsn: string; readonly environment: string } | undefined;
+  /** The S3-compatible store the widget uploads files to; undefined (uploads "not configured") unless S3_* are set. */
+  readonly storage: S3Target | undefined;
 }
 
 export interface RateLimitConfig {
@@ -468,7 +508,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     oneOf('OTEL_TRACES_SAMPLER', SAMPLERS);
   }
   const e = parsed as Env;
-  if (problems.length === 0) problems.push(...integrationProblems(e));
+  if (problems.length === 0) problems.push(...integrationProblems(e), ...storageProblems(e));
   const attributes = keyValueList(e.OTEL_RESOURCE_ATTRIBUTES);
   if (problems.length > 0) throw new ConfigError(problems);
 
@@ -548,6 +588,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         }
       : undefined,
     errorTracking: e.SENTRY_DSN ? { dsn: e.SENTRY_DSN, environment: e.SENTRY_ENVIRONMENT } : undefined,
+    storage:
+      e.S3_ACCESS_KEY && e.S3_SECRET_KEY && e.S3_REGION && e.S3_BUCKET_NAME
+        ? {
+            accessKeyId: e.S3_ACCESS_KEY,
+            secretAccessKey: e.S3_SECRET_KEY,
+            region: e.S3_REGION,
+            bucket: e.S3_BUCKET_NAME,
+            endpoint: (e.S3_ENDPOINT_URL ?? `https://s3.${e.S3_REGION}.amazonaws.com`).replace(/\/+$/, ''),
+            forcePathStyle: e.S3_FORCE_PATH_STYLE === '1' || e.S3_FORCE_PATH_STYLE === 'true',
+          }
+        : undefined,
   });
 }
 
@@ -568,6 +619,21 @@ function integrationProblems(e: Env): string[] {
     );
   }
   return problems;
+}
+
+/** The upload store is all or nothing: the four S3 settings together, and the others only with them. */
+function storageProblems(e: Env): string[] {
+  const required = ['S3_ACCESS_KEY', 'S3_SECRET_KEY', 'S3_REGION', 'S3_BUCKET_NAME'] as const;
+  const missing = required.filter((name) => !e[name]);
+  if (missing.length === 0) return [];
+  const set = [...required, 'S3_ENDPOINT_URL', 'S3_FORCE_PATH_STYLE'].filter(
+    (name) => e[name as keyof Env] !== undefined,
+  );
+  if (set.length === 0) return [];
+  return [
+    `${missing.join(', ')}: file uploads need all of ${required.join(', ')} ` +
+      `(set: ${set.join(', ')}); set them all, or none to leave uploads off`,
+  ];
 }
 
 /** `key1=value1,key2=value2` (values percent-encoded, as the OpenTelemetry specification says). */
