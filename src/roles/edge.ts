@@ -34,6 +34,7 @@ import { clientIdentifyRoutes } from '../edge/client/identify.ts';
 import { clientEnvironmentRoutes, environmentStateLoader } from '../edge/client/environment.ts';
 import { clientStorageRoutes } from '../edge/client/storage.ts';
 import { singleUseIds } from '../edge/client/single-use.ts';
+import { RecentContactActivity } from '../edge/client/recent-activity.ts';
 import { idempotency } from '../edge/client/idempotency.ts';
 import { redisRateLimiter } from '../edge/rate-limit.ts';
 import { rateLimited } from '../edge/request-limits.ts';
@@ -121,6 +122,7 @@ export async function startEdge(deps: EdgeDeps): Promise<RunningEdge> {
         singleUseIdTaken(em, surveyId, singleUseId),
       ),
     }),
+    recent: new RecentContactActivity(),
     outputs: deps.outputs,
     trustedProxyHops: deps.http.trustedProxyHops,
   };

@@ -8,7 +8,7 @@ export interface ContactActivity {
   /** The environment's `app` surveys: Chorus has no segment filters, so a contact is in all their segments. */
   appSurveyIds: string[];
   /** The contact's newest displays (at most MAX_DISPLAYS), in no particular order. */
-  displays: { surveyId: string; createdAt: string }[];
+  displays: { id: string; surveyId: string; createdAt: string }[];
   /** The surveys the contact has a response for (each once). */
   respondedSurveyIds: string[];
 }
@@ -25,21 +25,28 @@ export async function findContactActivity(
   environmentId: string,
   contactId: string,
 ): Promise<ContactActivity> {
-  const rows = await em.fork().execute<{ kind: string; survey_id: string; at: Date | null }[]>(
-    `(select 'survey' as kind, id as survey_id, null::timestamptz as at
-        from surveys where environment_id = ? and type = 'app')
-     union all
-     (select distinct 'response', survey_id, null::timestamptz from responses where contact_id = ?)
-     union all
-     (select 'display', survey_id, created_at from displays where contact_id = ?
-        order by created_at desc, id desc limit ${MAX_DISPLAYS})`,
-    [environmentId, contactId, contactId],
-  );
+  const rows = await em
+    .fork()
+    .execute<{ kind: string; id: string | null; survey_id: string; at: Date | null }[]>(
+      `(select 'survey' as kind, null::text as id, id as survey_id, null::timestamptz as at
+          from surveys where environment_id = ? and type = 'app')
+       union all
+       (select distinct 'response', null::text, survey_id, null::timestamptz from responses where contact_id = ?)
+       union all
+       (select 'display', id, survey_id, created_at from displays where contact_id = ?
+          order by created_at desc, id desc limit ${MAX_DISPLAYS})`,
+      [environmentId, contactId, contactId],
+    );
   const activity: ContactActivity = { appSurveyIds: [], displays: [], respondedSurveyIds: [] };
   for (const row of rows) {
     if (row.kind === 'survey') activity.appSurveyIds.push(row.survey_id);
     else if (row.kind === 'response') activity.respondedSurveyIds.push(row.survey_id);
-    else activity.displays.push({ surveyId: row.survey_id, createdAt: new Date(row.at!).toISOString() });
+    else
+      activity.displays.push({
+        id: row.id!,
+        surveyId: row.survey_id,
+        createdAt: new Date(row.at!).toISOString(),
+      });
   }
   // `union all` does not promise the branch's order: the user state sorts the displays.
   return activity;

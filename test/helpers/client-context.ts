@@ -9,6 +9,7 @@ import { clientDisplayRoutes } from '../../src/edge/client/displays.ts';
 import type { Idempotency } from '../../src/edge/client/idempotency.ts';
 import { clientIdentifyRoutes } from '../../src/edge/client/identify.ts';
 import { clientResponseRoutes } from '../../src/edge/client/responses.ts';
+import { RecentContactActivity } from '../../src/edge/client/recent-activity.ts';
 import type { SingleUseIds } from '../../src/edge/client/single-use.ts';
 import { Directory } from '../../src/edge/directory.ts';
 import type { HttpReply } from '../../src/edge/http/types.ts';
@@ -93,6 +94,7 @@ export function inMemoryClient(options: { trustedProxyHops?: number } = {}): InM
     displays: directory(store.displays),
     contacts: directory(store.contacts),
     singleUseIds: singleUseIdsInMemory(),
+    recent: new RecentContactActivity(),
     outputs,
     trustedProxyHops: options.trustedProxyHops ?? 0,
   };

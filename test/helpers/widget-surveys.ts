@@ -35,6 +35,43 @@ export const TWO_BLOCKS: Block[] = [
   },
 ];
 
+/** The 2-block survey and a third block whose question is required (the quota-full case). */
+export const QUOTA_BLOCKS: Block[] = [
+  ...TWO_BLOCKS,
+  {
+    id: 'blk_3',
+    name: 'Block 3',
+    elements: [{ id: 'q3', type: 'openText', required: true, headline: i18n('Anything else?') }],
+  },
+];
+
+/** The survey fields of the environment state the widget dereferences (contract §2). */
+export const SURVEY_FIELDS = [
+  'id',
+  'type',
+  'status',
+  'blocks',
+  'endings',
+  'welcomeCard',
+  'variables',
+  'languages',
+  'hiddenFields',
+  'displayOption',
+  'displayLimit',
+  'recontactDays',
+  'displayPercentage',
+  'delay',
+  'triggers',
+  'segment',
+  'recaptcha',
+  'showLanguageSwitch',
+  'isBackButtonHidden',
+  'isAutoProgressingEnabled',
+  'styling',
+  'workspaceOverwrites',
+  'projectOverwrites',
+] as const;
+
 /** Every element shape of §2's table, in two languages, with a logic jump over a required block. */
 export const SHAPES: Block[] = [
   {

@@ -10,6 +10,7 @@ import type { ResponseStatus } from '../../responses/status.ts';
 import type { SurveySnapshot } from '../../store/surveys.ts';
 import { newId } from '../../ids.ts';
 import type { Directory } from '../directory.ts';
+import type { RecentContactActivity } from './recent-activity.ts';
 import type { SingleUseIds } from './single-use.ts';
 import type { Static, TProperties, TSchema } from 'typebox';
 import type { Validator } from 'typebox/compile';
@@ -24,6 +25,8 @@ export interface ClientContext {
   displays: Directory<DisplayStatus>;
   contacts: Directory<ContactRecord>;
   singleUseIds: SingleUseIds;
+  /** The displays and responses this edge wrote for each contact lately (for the user state). */
+  recent: RecentContactActivity;
   /** Where accepted writes go: the command topics, each with its key. */
   outputs: Pick<Outputs, 'responses' | 'displays' | 'contacts'>;
   trustedProxyHops: number;

@@ -106,6 +106,8 @@ async function createDisplay(
   };
   await ctx.outputs.displays.publish(event);
   ctx.displays.set(displayId, { surveyId: survey.id, linked: false });
+  if (contactId)
+    ctx.recent.recordDisplay(contactId, { id: displayId, surveyId: survey.id, createdAt: event.occurredAt });
   return {
     status: 200,
     body: {

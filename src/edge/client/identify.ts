@@ -24,6 +24,7 @@ import {
   requireEnvironment,
   type ClientContext,
 } from './context.ts';
+import { withRecentWrites } from './recent-activity.ts';
 import { buildUserState } from './user-state.ts';
 
 /** Reads what the user state needs from the store (store/contact-activity.ts). */
@@ -106,15 +107,18 @@ async function identify(
   const input = parseIdentifyBody(parseJsonBody(request.body), values);
   const environment = await requireEnvironment(ctx, environmentId);
   requireEnterpriseForUserId(environment, input.userId);
-  // The history is read from the store, so it is eventually consistent: displays and responses
-  // acknowledged but still in Kafka (not yet applied by their processors, usually well under a
-  // second) are missing from it, as are app surveys created since the read. The widget reads the
-  // state again when it expires. Read beside the write: if either fails the client retries, and
-  // an identify sent twice merges the same attributes twice, which changes nothing.
-  const [contact, activity] = await Promise.all([
+  // The history is read from the store, with the displays and responses THIS edge acknowledged
+  // lately added (still in Kafka, or not yet applied by their processors). Those other edges
+  // acknowledged are eventually consistent: they appear once stored (see recent-activity.ts), as do
+  // app surveys created since the read. The widget reads the state again when it expires. Read
+  // beside the write: if either fails the client retries, and an identify sent twice merges the
+  // same attributes twice, which changes nothing.
+  const contactId = contactIdFor(environmentId, input.userId);
+  const [contact, stored] = await Promise.all([
     publishIdentify(ctx, environmentId, input),
-    activityOf(environmentId, contactIdFor(environmentId, input.userId)),
+    activityOf(environmentId, contactId),
   ]);
+  const activity = withRecentWrites(stored, ctx.recent.of(contactId));
   const state = buildUserState(contact, activity, new Date());
   return { status: 200, body: { data: { ...contact, state } } };
 }

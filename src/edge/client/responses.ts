@@ -5,6 +5,7 @@ import { ChorusError, notFound } from '../../errors.ts';
 import { contactIdFor } from '../../ids.ts';
 import type { ResponseCreated, ResponseUpdated } from '../../events/responses.ts';
 import type { SurveySnapshot } from '../../store/surveys.ts';
+import type { Quota } from '../../surveys/definition.ts';
 import { statusAfterUpdate, statusOf } from '../../responses/status.ts';
 import { answerShapeProblems, isAnswered, missingRequiredAnswers } from '../../surveys/validate-answers.ts';
 import { fullQuotaFor, quotaAnswer } from '../../surveys/quotas.ts';
@@ -90,7 +91,10 @@ async function createResponse(
   if (earlier && earlier.environmentId === request.params.environmentId)
     return { status: 200, body: { data: { id: ids.id } } };
   const { environmentId, body, survey, identity } = await open(ctx, request);
-  checkAnswers(survey, body.data, body.finished ? (id) => isAnswered(body.data[id]) : undefined);
+  const quota = fullQuotaFor(survey, body.data);
+  const ending = quotaEnding(quota);
+  const finished = body.finished || ending !== undefined;
+  checkAnswers(survey, body.data, body.finished && !ending ? (id) => isAnswered(body.data[id]) : undefined);
   // A retry whose first attempt is not stored (yet) writes the same command again: the processor
   // skips it if the first one arrives after all (same event id).
   if (body.displayId) await requireLinkableDisplay(ctx, body.displayId, survey.id);
@@ -106,7 +110,7 @@ async function createResponse(
     occurredAt: ids.occurredAt,
     responseId,
     surveyId: survey.id,
-    finished: body.finished,
+    finished,
     data: body.data,
     ttc: body.ttc ?? {},
     variables: body.variables ?? {},
@@ -120,7 +124,7 @@ async function createResponse(
       }),
     },
     language: body.language,
-    endingId: body.endingId,
+    endingId: ending?.endingCardId ?? body.endingId,
     displayId: body.displayId,
     singleUseId: body.singleUseId,
     userId: identity?.userId,
@@ -135,10 +139,11 @@ async function createResponse(
 
   ctx.responses.set(
     responseId,
-    statusOf({ environmentId, surveyId: survey.id, finished: body.finished, data: body.data }, survey.quotas),
+    statusOf({ environmentId, surveyId: survey.id, finished, data: body.data }, survey.quotas),
   );
   if (body.displayId) ctx.displays.set(body.displayId, { surveyId: survey.id, linked: true });
-  return { status: 200, body: { data: { id: responseId, ...quotaAnswer(fullQuotaFor(survey, body.data)) } } };
+  if (identity) ctx.recent.recordResponse(identity.contactId, survey.id);
+  return { status: 200, body: { data: { id: responseId, ...quotaAnswer(quota) } } };
 }
 
 async function updateResponse(ctx: ClientContext, request: RouteRequest) {
@@ -160,8 +165,13 @@ async function updateResponse(ctx: ClientContext, request: RouteRequest) {
   const survey = await ctx.surveys.get(status.surveyId);
   // Its answers merged as the processor will merge them.
   const merged = statusAfterUpdate(status, { data }, survey?.quotas);
+  // From the merged answers: a quota whose condition was answered by an earlier request still
+  // applies to this one.
+  const quota = survey ? fullQuotaFor(survey, merged.quotaAnswers) : undefined;
+  const ending = quotaEnding(quota);
+  const finished = ending ? true : body.finished;
   const answered = new Set(merged.answered);
-  if (survey) checkAnswers(survey, data, body.finished ? (id) => answered.has(id) : undefined);
+  if (survey) checkAnswers(survey, data, body.finished && !ending ? (id) => answered.has(id) : undefined);
 
   const command: ResponseUpdated = {
     type: 'response.updated',
@@ -169,23 +179,32 @@ async function updateResponse(ctx: ClientContext, request: RouteRequest) {
     responseId,
     // Named one by one: a body is validated, not cleaned, so spreading it would let a client set
     // envelope fields (eventId, type, occurredAt) that the processor trusts.
-    finished: body.finished,
+    finished,
     data: body.data,
     ttc: body.ttc,
     variables: body.variables,
     language: body.language,
-    endingId: body.endingId,
+    endingId: ending?.endingCardId ?? body.endingId,
   };
   await ctx.outputs.responses.publish(command);
 
   ctx.responses.set(
     responseId,
-    body.finished === true ? statusAfterUpdate(status, body, survey?.quotas) : merged,
+    finished === true ? statusAfterUpdate(status, { ...body, finished }, survey?.quotas) : merged,
   );
-  // From the merged answers: a quota whose condition was answered by an earlier request still
-  // applies to this one.
-  const quota = survey ? fullQuotaFor(survey, merged.quotaAnswers) : undefined;
   return { status: 200, body: { data: { id: responseId, ...quotaAnswer(quota) } } };
+}
+
+/**
+ * The full quota that ends the response it screens out, as Formbricks' server does: a quota with
+ * the action `endSurvey` finishes the response at the quota's ending (`endingCardId`, else the
+ * ending the client sent), and the widget, told `quotaFull` with that action, shows that ending and
+ * sends nothing more for it. Required answers are not enforced for such a finish: the respondent
+ * is never shown the rest of the survey. (The quota filling also paused the survey, so new
+ * responses are refused; this is the fate of those already started.)
+ */
+function quotaEnding(quota: Quota | undefined): Quota | undefined {
+  return quota?.action === 'endSurvey' ? quota : undefined;
 }
 
 /**

@@ -32,9 +32,9 @@ test('displays are listed newest first with lastDisplayAt the newest; responses 
     {
       appSurveyIds: [],
       displays: [
-        { surveyId: 'srv_a', createdAt: '2026-11-20T08:00:00.000Z' },
-        { surveyId: 'srv_b', createdAt: '2026-11-23T08:00:00.000Z' },
-        { surveyId: 'srv_a', createdAt: '2026-11-21T08:00:00.000Z' },
+        { id: 'dsp_1', surveyId: 'srv_a', createdAt: '2026-11-20T08:00:00.000Z' },
+        { id: 'dsp_2', surveyId: 'srv_b', createdAt: '2026-11-23T08:00:00.000Z' },
+        { id: 'dsp_3', surveyId: 'srv_a', createdAt: '2026-11-21T08:00:00.000Z' },
       ],
       respondedSurveyIds: ['srv_a', 'srv_b', 'srv_a'],
     },
@@ -44,6 +44,7 @@ test('displays are listed newest first with lastDisplayAt the newest; responses 
     state.data.displays.map((d) => d.createdAt),
     ['2026-11-23T08:00:00.000Z', '2026-11-21T08:00:00.000Z', '2026-11-20T08:00:00.000Z'],
   );
+  assert.deepEqual(state.data.displays[0], { surveyId: 'srv_b', createdAt: '2026-11-23T08:00:00.000Z' });
   assert.equal(state.data.lastDisplayAt, '2026-11-23T08:00:00.000Z');
   assert.deepEqual(state.data.responses, ['srv_a', 'srv_b']);
 });

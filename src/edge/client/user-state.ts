@@ -30,7 +30,9 @@ export function buildUserState(
   now: Date,
 ): UserState {
   // Newest first whatever the caller's order: the widget reads lastDisplayAt, not the list's order.
-  const displays = [...activity.displays].sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+  const displays = activity.displays
+    .map(({ surveyId, createdAt }) => ({ surveyId, createdAt }))
+    .sort((a, b) => b.createdAt.localeCompare(a.createdAt));
   const language = contact.attributes.language;
   return {
     data: {

@@ -241,6 +241,113 @@ describe('the widget write calls, in process', () => {
     assert.equal(wrongShape.status, 400, 'shapes are still checked with logic');
   });
 
+  test('a full endSurvey quota finishes the response it screens out at its ending, a required question left open, and a later PUT reads "already finished"', async () => {
+    const quota = {
+      id: 'quota_founders',
+      name: 'Founders',
+      limit: 1,
+      action: 'endSurvey' as const,
+      endingCardId: 'end_full',
+      conditions: {
+        connector: 'and' as const,
+        criteria: [{ questionId: 'q2', operator: 'equals' as const, value: 'c1' }],
+      },
+    };
+    const required: Element[] = [...QUESTIONS, { id: 'q3', type: 'openText', required: true }];
+    const full = client.addSurvey({
+      environmentId: env,
+      questions: required,
+      endingIds: ['end_1', 'end_full'],
+      quotas: [quota],
+    });
+    const created = await client.request('POST', v2('responses'), widgetCreate(full.id));
+    assert.deepEqual(created.body.data, { id: created.body.data.id, quotaFull: false });
+    // The quota fills (by other respondents) while this one is on block 2.
+    client.ctx.surveys.set(full.id, { ...full, fullQuotaIds: ['quota_founders'] });
+
+    const screened = await client.request('PUT', v1(`responses/${created.body.data.id}`), {
+      finished: false,
+      data: { q2: 'Gründer' },
+      ttc: { q2: 800 },
+      variables: {},
+      language: 'de',
+      pinAuthToken: null,
+    });
+    assert.equal(screened.status, 200, JSON.stringify(screened.body));
+    assert.deepEqual(screened.body.data, {
+      id: created.body.data.id,
+      quotaFull: true,
+      quota: { id: 'quota_founders', action: 'endSurvey', endingCardId: 'end_full' },
+    });
+    const command = client.published.at(-1)!.event;
+    assert.equal(ResponseCommandCheck.Check(command), true);
+    assert.equal(command.finished, true, 'q3 (required) is never shown: the quota ended the response');
+    assert.equal(command.endingId, 'end_full');
+
+    // A PUT the widget had queued (block 3 submitted before the answer came back) is told the
+    // response is finished, which the widget reads as "already completed".
+    const queued = await client.request('PUT', v1(`responses/${created.body.data.id}`), {
+      finished: true,
+      endingId: 'end_1',
+      data: { q3: 'late' },
+      pinAuthToken: null,
+    });
+    assert.equal(queued.status, 400);
+    assert.equal(queued.body.details.code, 'response_already_finished');
+
+    // A create screened out at once ends the same way; a continueSurvey quota changes nothing.
+    const direct = await client.request(
+      'POST',
+      v2('responses'),
+      widgetCreate(full.id, { data: { q2: 'Founder' } }),
+    );
+    assert.equal(direct.body.data.quotaFull, true);
+    assert.deepEqual(
+      [client.published.at(-1)!.event.finished, client.published.at(-1)!.event.endingId],
+      [true, 'end_full'],
+    );
+    const onward = client.addSurvey({
+      environmentId: env,
+      questions: required,
+      quotas: [{ ...quota, action: 'continueSurvey' }],
+      fullQuotaIds: ['quota_founders'],
+    });
+    const continued = await client.request(
+      'POST',
+      v2('responses'),
+      widgetCreate(onward.id, { data: { q2: 'Founder' } }),
+    );
+    assert.equal(continued.body.data.quota.action, 'continueSurvey');
+    assert.deepEqual(
+      [client.published.at(-1)!.event.finished, client.published.at(-1)!.event.endingId],
+      [false, undefined],
+    );
+  });
+
+  test('an identify right after a display and a response lists them in the state, before any processor stored them', async () => {
+    const user = await client.request('POST', v2('user'), { userId: 'u9', attributes: { seats: 3 } });
+    assert.equal(user.status, 200);
+    const contactId: string = user.body.data.state.data.contactId;
+    assert.deepEqual(user.body.data.state.data.displays, []);
+
+    const display = await client.request('POST', v2('displays'), { surveyId: survey, contactId });
+    const created = await client.request(
+      'POST',
+      v2('responses'),
+      widgetCreate(survey, { contactId, displayId: display.body.data.id }),
+    );
+    assert.equal(created.status, 200);
+    const anonymous = client.addSurvey({ environmentId: env, questions: QUESTIONS }).id;
+    await client.request('POST', v2('displays'), { surveyId: anonymous }); // no contact: not listed
+
+    const again = await client.request('POST', v2('user'), { userId: 'u9' });
+    assert.deepEqual(again.body.data.state.data.displays, [
+      { surveyId: survey, createdAt: display.body.data.createdAt },
+    ]);
+    assert.deepEqual(again.body.data.state.data.responses, [survey]);
+    assert.equal(again.body.data.state.data.lastDisplayAt, display.body.data.createdAt);
+  });
+
   test('preflights of every client write path and of the environment allow their methods, Content-Type and Cache-Control', async () => {
     const cases: [string, string][] = [
       [v2('displays'), 'POST, OPTIONS'],
