@@ -55,6 +55,8 @@ export interface EdgeDeps {
   metrics?: Metrics;
   http: Config['http'];
   integrations: Config['integrations'];
+  /** The store file uploads are presigned for; undefined: uploads answer "not configured". */
+  storage: Config['storage'];
   destinations: Destinations;
   databaseUrl: string;
   orm: Orm;
@@ -154,7 +156,7 @@ export async function startEdge(deps: EdgeDeps): Promise<RunningEdge> {
           findContactActivity(em, environmentId, contactId),
         ),
       ),
-      ...clientStorageRoutes(client),
+      ...clientStorageRoutes(client, deps.storage && { target: deps.storage }),
       ...clientEnvironmentRoutes(environmentStates),
       ...clientPreflightRoutes(),
       ...managementResponseRoutes(management),

@@ -184,6 +184,7 @@ export async function startChorus({
       const edge = await startEdge({
         http: config.http,
         integrations: config.integrations,
+        storage: config.storage,
         metrics,
         destinations,
         databaseUrl,
