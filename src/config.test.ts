@@ -214,6 +214,10 @@ test('a partial S3 setting is refused with the missing variables named, and the 
     /S3_ACCESS_KEY, S3_SECRET_KEY, S3_REGION, S3_BUCKET_NAME: file uploads need all/,
   );
   assert.throws(
+    () => loadConfig({ ...S3, S3_ENDPOINT_URL: 'http://min io:9000' }),
+    /S3_ENDPOINT_URL: not a valid URL/,
+  );
+  assert.throws(
     () => loadConfig({ ...S3, S3_ENDPOINT_URL: 'minio:9000', S3_BUCKET_NAME: 'Bad_Bucket' }),
     (error: unknown) => {
       assert.ok(error instanceof ConfigError);

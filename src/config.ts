@@ -625,6 +625,10 @@ function integrationProblems(e: Env): string[] {
 function storageProblems(e: Env): string[] {
   const required = ['S3_ACCESS_KEY', 'S3_SECRET_KEY', 'S3_REGION', 'S3_BUCKET_NAME'] as const;
   const missing = required.filter((name) => !e[name]);
+  // The pattern admits a host the URL parser refuses (`http://a b`); every upload would then fail.
+  if (e.S3_ENDPOINT_URL && !URL.canParse(e.S3_ENDPOINT_URL)) {
+    return [`S3_ENDPOINT_URL: not a valid URL (got ${JSON.stringify(e.S3_ENDPOINT_URL)})`];
+  }
   if (missing.length === 0) return [];
   const set = [...required, 'S3_ENDPOINT_URL', 'S3_FORCE_PATH_STYLE'].filter(
     (name) => e[name as keyof Env] !== undefined,
