@@ -7,7 +7,10 @@
 // ("HTTP/1.1 at the edge"), and this test holds uWS to that list.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { Agent, request, STATUS_CODES } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
 import { call, startTestChorus, type RunningChorus } from '../helpers/chorus.ts';
 import { fuzzRequest, prng, type FuzzFixtures, type FuzzRequest } from '../helpers/fuzz-requests.ts';
@@ -15,7 +18,8 @@ import { rawExchange, type RawExchange, type RawStep } from '../helpers/raw-http
 import { QUESTIONS } from '../helpers/surveys.ts';
 import { waitFor } from '../helpers/wait.ts';
 
-const SEED = 20261124;
+// FUZZ_SEED replays another run (the failing seed is printed with the problems).
+const SEED = Number(process.env.FUZZ_SEED ?? 20261124);
 const REQUESTS = 11_000;
 const CONCURRENCY = 16;
 // Raw exchanges mostly wait (slow bodies, connections the edge should close): more at once.
@@ -166,7 +170,19 @@ describe('fuzz: bad requests on every route and raw-socket abuse', () => {
   let fixtures: FuzzFixtures;
   const writes: Write[] = [];
 
+  let assets: string;
+
   before(async () => {
+    // The widget bundles /js/* serves, a hidden file, and a symlink and a file out of the directory.
+    assets = await mkdtemp(join(tmpdir(), 'chorus-fuzz-'));
+    const dir = join(assets, 'js');
+    await mkdir(join(dir, 'mobile', 'v1'), { recursive: true });
+    await writeFile(join(dir, 'formbricks.umd.cjs'), 'window.formbricks = {};');
+    await writeFile(join(dir, 'surveys.umd.cjs'), 'window.formbricksSurveys = {};');
+    await writeFile(join(dir, 'mobile', 'v1', 'surveys.umd.cjs'), 'window.formbricksSurveys = {};');
+    await writeFile(join(dir, '.hidden'), 'hidden');
+    await writeFile(join(assets, 'secret.txt'), 'outside the directory');
+    await symlink(join(assets, 'secret.txt'), join(dir, 'escape.cjs'));
     app = await startTestChorus('e2e_fuzz', {
       // One client address sends everything (wrong keys included): the per-address and per-key
       // limits would answer 429 to most of it, and this run is about input handling, not the limiter.
@@ -174,6 +190,15 @@ describe('fuzz: bad requests on every route and raw-socket abuse', () => {
         RATE_LIMIT_CLIENT_PER_ADDRESS: '0',
         RATE_LIMIT_MANAGEMENT_PER_KEY: '0',
         RATE_LIMIT_UNKNOWN_KEY_PER_ADDRESS: '0',
+        WIDGET_ASSETS_DIR: dir,
+        // A store to sign uploads for (never contacted: the client uploads to it, not the edge), so
+        // that a good upload request is answered 200, not the 501 of uploads not configured.
+        S3_ACCESS_KEY: 'AKIAFUZZ',
+        S3_SECRET_KEY: 'fuzz-secret',
+        S3_REGION: 'eu-central-1',
+        S3_BUCKET_NAME: 'fuzz-uploads',
+        S3_ENDPOINT_URL: 'http://127.0.0.1:9',
+        S3_FORCE_PATH_STYLE: '1',
       },
     });
     port = app.chorus.port!;
@@ -187,7 +212,14 @@ describe('fuzz: bad requests on every route and raw-socket abuse', () => {
     });
     const display = await call(app.baseUrl, 'POST', `${client}/displays`, { surveyId });
     const contact = await call(app.baseUrl, 'POST', `${client}/user`, { userId: 'fuzz-user' });
-    for (const reply of [response, display, contact])
+    const actionClass = await call(
+      app.baseUrl,
+      'POST',
+      '/api/v1/management/action-classes',
+      { environmentId, name: 'Checkout', type: 'code', key: 'checkout' },
+      { 'x-api-key': apiKey },
+    );
+    for (const reply of [response, display, contact, actionClass])
       assert.equal(reply.status, 200, JSON.stringify(reply.body));
     fixtures = {
       environmentId,
@@ -196,6 +228,7 @@ describe('fuzz: bad requests on every route and raw-socket abuse', () => {
       responseId: response.body.data.id,
       displayId: display.body.data.id,
       contactId: contact.body.data.id,
+      actionClassId: actionClass.body.data.id,
     };
     await waitFor(
       async () =>
@@ -210,6 +243,7 @@ describe('fuzz: bad requests on every route and raw-socket abuse', () => {
   });
   after(async () => {
     await app?.stop();
+    if (assets) await rm(assets, { recursive: true, force: true });
   });
 
   test('11,000 generated bad requests: no 5xx, no hang, every 4xx in the error shape with its code', async () => {
@@ -254,6 +288,7 @@ describe('fuzz: bad requests on every route and raw-socket abuse', () => {
     console.log(
       'FUZZ',
       JSON.stringify({
+        seed: SEED,
         requests: REQUESTS,
         routes: routes.size,
         ms: Date.now() - began,

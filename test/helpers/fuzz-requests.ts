@@ -23,6 +23,8 @@ export interface FuzzFixtures {
   responseId: string;
   contactId: string;
   displayId: string;
+  /** An action class of the environment: the target of management GET and PUT. */
+  actionClassId: string;
 }
 
 export interface FuzzRequest {
@@ -43,7 +45,7 @@ type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 interface RouteSpec {
   pattern: string;
   methods: string[];
-  params: Record<string, 'environment' | 'survey' | 'response' | 'contact' | 'any'>;
+  params: Record<string, 'environment' | 'survey' | 'response' | 'contact' | 'actionClass' | 'asset' | 'any'>;
   management: boolean;
   body?: (f: FuzzFixtures) => Json;
 }
@@ -91,6 +93,132 @@ const ROUTES: RouteSpec[] = [
     pattern: '/api/v1/client/:environmentId/environment',
     methods: ['GET'],
     params: { environmentId: 'environment' },
+    management: false,
+  },
+  {
+    pattern: '/api/v1/client/:environmentId/storage',
+    methods: ['POST'],
+    params: { environmentId: 'environment' },
+    management: false,
+    body: (f) => ({
+      fileName: 'screenshot.png',
+      fileType: 'image/png',
+      allowedFileExtensions: ['png', 'jpg'],
+      surveyId: f.surveyId,
+      elementId: 'upload',
+    }),
+  },
+  {
+    pattern: '/api/v2/client/:environmentId/displays',
+    methods: ['POST'],
+    params: { environmentId: 'environment' },
+    management: false,
+    body: (f) => ({ surveyId: f.surveyId, contactId: f.contactId }),
+  },
+  {
+    pattern: '/api/v2/client/:environmentId/responses',
+    methods: ['POST'],
+    params: { environmentId: 'environment' },
+    management: false,
+    body: (f) => ({
+      surveyId: f.surveyId,
+      contactId: f.contactId,
+      displayId: null, // a display links to one response: the fixture's is taken by the first create
+      finished: false,
+      data: { feedback: 'fine', plan: 'pro', features: ['api', 'sso'], grid: { speed: 'good' } },
+      ttc: { feedback: 1.5 },
+      variables: { source: 'fuzz' },
+      hiddenFields: { ref: 'fuzz' },
+      language: 'default',
+      endingId: null,
+      singleUseId: null,
+      recaptchaToken: null,
+      meta: { url: 'https://example.com/a', source: 'fuzz' },
+    }),
+  },
+  {
+    pattern: '/api/v2/client/:environmentId/responses/:responseId',
+    methods: ['PUT'],
+    params: { environmentId: 'environment', responseId: 'response' },
+    management: false,
+    body: () => ({
+      finished: false,
+      data: { score: 4, upload: ['/storage/x/private/a--fid--1.png'] },
+      ttc: { score: 1 },
+      variables: { n: 2 },
+      endingId: null,
+    }),
+  },
+  {
+    pattern: '/api/v2/client/:environmentId/user',
+    methods: ['POST'],
+    params: { environmentId: 'environment' },
+    management: false,
+    body: () => ({ userId: 'fuzz-user', attributes: { email: 'a@example.com', seats: 3, trial: true } }),
+  },
+  {
+    pattern: '/api/v2/client/:environmentId/environment',
+    methods: ['GET'],
+    params: { environmentId: 'environment' },
+    management: false,
+  },
+  {
+    pattern: '/api/v2/client/:environmentId/storage',
+    methods: ['POST'],
+    params: { environmentId: 'environment' },
+    management: false,
+    body: (f) => ({ fileName: 'receipt.jpg', fileType: 'image/jpeg', surveyId: f.surveyId, elementId: null }),
+  },
+  {
+    pattern: '/api/v1/management/action-classes',
+    methods: ['GET', 'POST'],
+    params: {},
+    management: true,
+    body: (f) => ({
+      environmentId: f.environmentId,
+      name: 'Fuzz click',
+      description: 'a click',
+      type: 'noCode',
+      key: null,
+      noCodeConfig: {
+        type: 'click',
+        urlFilters: [{ value: '/pricing', rule: 'contains' }],
+        urlFiltersConnector: 'or',
+        elementSelector: { cssSelector: '#buy', innerHtml: 'Buy' },
+      },
+    }),
+  },
+  {
+    pattern: '/api/v1/management/action-classes/:actionClassId',
+    methods: ['GET', 'PUT', 'DELETE'],
+    params: { actionClassId: 'actionClass' },
+    management: true,
+    body: () => ({
+      name: 'Fuzz dwell',
+      type: 'noCode',
+      noCodeConfig: { type: 'pageDwell', urlFilters: [], timeInSeconds: 5 },
+    }),
+  },
+  {
+    pattern: '/api/v1/management/environments/:environmentId/widget-settings',
+    methods: ['GET', 'PUT'],
+    params: { environmentId: 'environment' },
+    management: true,
+    body: () => ({
+      placement: 'bottomRight',
+      overlay: 'light',
+      clickOutsideClose: true,
+      inAppSurveyBranding: false,
+      recontactDays: 7,
+      styling: { allowStyleOverwrite: true, brandColor: { light: '#64748b' } },
+    }),
+  },
+  // The widget bundles, served outside the router (src/edge/widget-assets.ts): the asset is a
+  // whole path below /js, traversal and encoding abuse included (ASSET_PATHS).
+  {
+    pattern: '/js/:asset',
+    methods: ['GET', 'HEAD', 'OPTIONS'],
+    params: { asset: 'asset' },
     management: false,
   },
   {
@@ -284,6 +412,45 @@ const BAD_IDS = [
   'teams',
 ];
 
+/** Paths below /js: the bundles the fuzz run serves, and ways out of the directory. */
+const ASSET_PATHS = [
+  'formbricks.umd.cjs',
+  'surveys.umd.cjs',
+  'mobile/v1/surveys.umd.cjs',
+  'missing.js',
+  '.hidden',
+  'escape.cjs',
+  '..',
+  '../package.json',
+  '../../../../etc/passwd',
+  'mobile/../../secret.txt',
+  'mobile/./v1/surveys.umd.cjs',
+  '%2e%2e/secret.txt',
+  '%2E%2E%2Fsecret.txt',
+  '..%2fsecret.txt',
+  '..%5csecret.txt',
+  '%252e%252e%252fsecret.txt',
+  'mobile%2fv1%2fsurveys.umd.cjs',
+  '%2fetc%2fpasswd',
+  '/etc/passwd',
+  '//etc/passwd',
+  'C:%5cwindows%5cwin.ini',
+  'formbricks.umd.cjs%00.png',
+  'formbricks.umd.cjs%00',
+  '%c0%ae%c0%ae/secret.txt',
+  '%ed%a0%80',
+  '%ff',
+  '%',
+  '%zz',
+  'mobile/v1/',
+  'a/b/c/d/e/f/g/h/i/j/k.js',
+  'x'.repeat(300) + '.js',
+  'formbricks.umd.cjs?v=1',
+  'formbricks.umd.cjs;.png',
+  '%F0%9F%99%82.js',
+  '',
+];
+
 const ODD_METHODS = [
   'PATCH',
   'PUT',
@@ -461,6 +628,8 @@ function pathFor(
     if (kind === 'survey') return f.surveyId;
     if (kind === 'response') return f.responseId;
     if (kind === 'contact') return f.contactId;
+    if (kind === 'actionClass') return f.actionClassId;
+    if (kind === 'asset') return pick(random, ASSET_PATHS);
     return name === 'provider' ? pick(random, ['slack', 'notion']) : 'int_00000000000000000000000000';
   });
   return { path, mutation };
