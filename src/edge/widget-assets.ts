@@ -46,7 +46,7 @@ const TYPES: Record<string, string> = {
 };
 
 /** Whether `path` (as sent, percent-encoded) is one this module answers. */
-export function isAssetPath(path: string): boolean {
+function isAssetPath(path: string): boolean {
   return path === PREFIX || path.startsWith(`${PREFIX}/`);
 }
 

@@ -27,7 +27,7 @@ import { createRouter } from '../edge/router.ts';
 import { healthRoutes } from '../edge/health.ts';
 import type { Readiness } from '../observability/readiness.ts';
 import type { ClientContext } from '../edge/client/context.ts';
-import { clientCorsFor, clientPreflightRoutes, withClientCors } from '../edge/client/cors.ts';
+import { clientCorsFor, withClientCors } from '../edge/client/cors.ts';
 import { clientResponseRoutes } from '../edge/client/responses.ts';
 import { clientDisplayRoutes } from '../edge/client/displays.ts';
 import { clientIdentifyRoutes } from '../edge/client/identify.ts';
@@ -158,7 +158,6 @@ export async function startEdge(deps: EdgeDeps): Promise<RunningEdge> {
       ),
       ...clientStorageRoutes(client, deps.storage && { target: deps.storage }),
       ...clientEnvironmentRoutes(environmentStates),
-      ...clientPreflightRoutes(),
       ...managementResponseRoutes(management),
       ...managementSurveyRoutes(management),
       ...managementContactRoutes(management),

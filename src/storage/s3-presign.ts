@@ -9,7 +9,7 @@
 // Version 4)" and "Creating a POST Policy" in the Amazon S3 API reference.
 import { createHmac } from 'node:crypto';
 
-export const ALGORITHM = 'AWS4-HMAC-SHA256';
+const ALGORITHM = 'AWS4-HMAC-SHA256';
 
 /** Where uploads go and with which credentials (config.ts `storage`). */
 export interface S3Target {

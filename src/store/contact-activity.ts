@@ -18,7 +18,7 @@ export interface ContactActivity {
  * `displayLimit` and takes the newest for `lastDisplayAt`; a contact shown surveys on every page
  * view for years would otherwise make every identify read (and send) all of them.
  */
-export const MAX_DISPLAYS = 1000;
+const MAX_DISPLAYS = 1000;
 
 export async function findContactActivity(
   em: EntityManager,

@@ -9,7 +9,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from '../logger.ts';
 
 export const SURVEY_CHANNEL = 'chorus_survey_changed';
-export const ENVIRONMENT_CHANNEL = 'chorus_environment_changed';
+const ENVIRONMENT_CHANNEL = 'chorus_environment_changed';
 
 export interface SurveyChangeListener {
   stop(): Promise<void>;

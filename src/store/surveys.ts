@@ -71,24 +71,23 @@ export async function findSurveySnapshot(em: EntityManager, id: string): Promise
 }
 
 /**
- * The quotas of the surveys `surveyIds` (those that exist), with the questions their conditions
- * name choices of (surveys without quotas come without them), read in the caller's transaction.
+ * The surveys among `surveyIds` that have quotas, with their quotas and the questions their
+ * conditions name choices of, read in the caller's transaction in one round trip (a survey without
+ * quotas sends neither, however large its blocks).
  */
 export async function findSurveyQuotas(
   tx: EntityManager,
   surveyIds: readonly string[],
 ): Promise<{ surveyId: string; quotas: Quota[]; questions: Element[] }[]> {
-  const surveys = await tx.find(Survey, { id: { $in: [...surveyIds] } }, { fields: ['id', 'quotas'] });
-  const withQuotas = surveys.filter((s) => (s.quotas as Quota[]).length > 0).map((s) => s.id);
-  const blocks =
-    withQuotas.length === 0
-      ? []
-      : await tx.find(Survey, { id: { $in: withQuotas } }, { fields: ['id', 'blocks'] });
-  const questionsOfSurvey = new Map(blocks.map((s) => [s.id, questionsOf({ blocks: s.blocks })]));
-  return surveys.map((s) => ({
+  if (surveyIds.length === 0) return [];
+  const rows = await tx.execute<{ id: string; quotas: Quota[]; blocks: unknown[] }[]>(
+    `select id, quotas, blocks from surveys where id in (${surveyIds.map(() => '?').join(', ')}) and quotas <> '[]'::jsonb`,
+    [...surveyIds],
+  );
+  return rows.map((s) => ({
     surveyId: s.id,
-    quotas: s.quotas as Quota[],
-    questions: questionsOfSurvey.get(s.id) ?? [],
+    quotas: s.quotas,
+    questions: questionsOf({ blocks: s.blocks }),
   }));
 }
 

@@ -11,9 +11,9 @@ const open = <P extends TProperties>(properties: P) =>
 /** A list of open objects, bounded like a definition's lists (see DEFINITION_LIMITS). */
 const objects = (maxItems = 100) => Type.Array(open({}), { maxItems });
 
-export const DISPLAY_OPTIONS = ['displayOnce', 'displayMultiple', 'displaySome', 'respondMultiple'] as const;
-export const PLACEMENTS = ['bottomLeft', 'bottomRight', 'topLeft', 'topRight', 'center'] as const;
-export const OVERLAYS = ['none', 'light', 'dark'] as const;
+const DISPLAY_OPTIONS = ['displayOnce', 'displayMultiple', 'displaySome', 'respondMultiple'] as const;
+const PLACEMENTS = ['bottomLeft', 'bottomRight', 'topLeft', 'topRight', 'center'] as const;
+const OVERLAYS = ['none', 'light', 'dark'] as const;
 
 /** Placement, overlay and click-outside of one survey, over the environment's (Formbricks' overwrites). */
 const Overwrites = open({
@@ -79,7 +79,7 @@ export const SurveyWidgetFields = {
   /** The legacy name of `workspaceOverwrites` (React Native, iOS): stored as `workspaceOverwrites`. */
   projectOverwrites: nullable(Overwrites),
 };
-export const SURVEY_WIDGET_FIELDS = Object.keys(SurveyWidgetFields).filter((k) => k !== 'projectOverwrites');
+const SURVEY_WIDGET_FIELDS = Object.keys(SurveyWidgetFields).filter((k) => k !== 'projectOverwrites');
 
 /** An environment's widget settings (Formbricks keeps them on the project). */
 export const WidgetSettingsFields = {

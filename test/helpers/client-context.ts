@@ -4,7 +4,8 @@
 // is recorded as a processor would read it; single-use ids are reserved in a set. Pure: unit tests
 // use it.
 import type { ClientContext } from '../../src/edge/client/context.ts';
-import { clientCorsFor, clientPreflightRoutes } from '../../src/edge/client/cors.ts';
+import { clientCorsFor } from '../../src/edge/client/cors.ts';
+import { clientEnvironmentRoutes, type CachedEnvironmentState } from '../../src/edge/client/environment.ts';
 import { clientDisplayRoutes } from '../../src/edge/client/displays.ts';
 import type { Idempotency } from '../../src/edge/client/idempotency.ts';
 import { clientIdentifyRoutes } from '../../src/edge/client/identify.ts';
@@ -105,7 +106,14 @@ export function inMemoryClient(options: { trustedProxyHops?: number } = {}): InM
       ...clientDisplayRoutes(ctx, idempotency),
       // No history in memory: the user state's reads are tested against PostgreSQL (test/e2e).
       ...clientIdentifyRoutes(ctx, async () => ({ appSurveyIds: [], displays: [], respondedSurveyIds: [] })),
-      ...clientPreflightRoutes(),
+      // No environment in memory: its state is tested against PostgreSQL (test/e2e); its preflights here.
+      ...clientEnvironmentRoutes(
+        new Directory<CachedEnvironmentState>(async () => undefined, {
+          maxEntries: 1,
+          ttlMs: 0,
+          absentTtlMs: 0,
+        }),
+      ),
     ],
     createLogger('silent'),
     { unmatchedHeaders: clientCorsFor },

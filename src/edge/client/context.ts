@@ -8,7 +8,7 @@ import type { DisplayStatus } from '../../store/displays.ts';
 import type { EnvironmentInfo } from '../../store/environments.ts';
 import type { ResponseStatus } from '../../responses/status.ts';
 import type { SurveySnapshot } from '../../store/surveys.ts';
-import { newId } from '../../ids.ts';
+import { contactIdFor, newId } from '../../ids.ts';
 import type { Directory } from '../directory.ts';
 import type { RecentContactActivity } from './recent-activity.ts';
 import type { SingleUseIds } from './single-use.ts';
@@ -111,20 +111,37 @@ export type WithoutNulls<T> = {
  * left alone: a `null` answer is "not answered" and kept as sent.
  */
 export function withoutNulls<T>(body: T, keep: readonly string[] = ['data']): WithoutNulls<T> {
-  const clean = (value: Record<string, unknown>) =>
-    Object.fromEntries(Object.entries(value).filter(([, v]) => v !== null));
-  const top = clean(body as Record<string, unknown>);
-  for (const [key, value] of Object.entries(top)) {
-    if (!keep.includes(key) && typeof value === 'object' && value !== null && !Array.isArray(value))
-      top[key] = clean(value as Record<string, unknown>);
+  const top = dropNulls(body as Record<string, unknown>);
+  for (const key in top) {
+    const value = top[key];
+    if (keep.includes(key) || typeof value !== 'object' || value === null || Array.isArray(value)) continue;
+    const inner = dropNulls(value as Record<string, unknown>);
+    // `top` is this request's own parse (or a copy of it): replacing a field in place is safe.
+    if (inner !== value) top[key] = inner;
   }
   return top as WithoutNulls<T>;
+}
+
+/**
+ * The object without its `null` fields: the object itself when it has none (the common case on the
+ * request path: no copy), else a copy.
+ */
+function dropNulls(value: Record<string, unknown>): Record<string, unknown> {
+  for (const key in value) {
+    if (value[key] === null) return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== null));
+  }
+  return value;
 }
 
 /** The identified user of a v2 write, which names the contact (enterprise; checked before). */
 export interface Identity {
   userId: string;
   contactId: string;
+}
+
+/** The identified user a v1 write names by `userId` (enterprise; checked before). */
+export function userOf(environmentId: string, userId: string | undefined): Identity | undefined {
+  return userId === undefined ? undefined : { userId, contactId: contactIdFor(environmentId, userId) };
 }
 
 /**

@@ -42,18 +42,6 @@ export function preflight(path: string, methods: string[]): Route {
   };
 }
 
-/**
- * Preflights of client paths whose other routes are not (yet) served here: the environment state
- * (`GET`, v1 for the browser widget, v2 for the mobile SDKs). Its preflight answers now, so a
- * browser reads the route's JSON answer instead of failing the preflight.
- */
-export function clientPreflightRoutes(): Route[] {
-  return [
-    preflight('/api/v1/client/:environmentId/environment', ['GET']),
-    preflight('/api/v2/client/:environmentId/environment', ['GET']),
-  ];
-}
-
 /** The headers every answer on `path` carries when the router has no route for it. */
 export function clientCorsFor(path: string): Record<string, string> | undefined {
   return isClientPath(path) ? CORS_HEADERS : undefined;

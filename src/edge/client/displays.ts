@@ -2,7 +2,7 @@
 // posts its displays there). Stored by the display processor; the answer is built here.
 import Type from 'typebox';
 import { Compile } from 'typebox/compile';
-import { ID_PATTERN, contactIdFor } from '../../ids.ts';
+import { ID_PATTERN } from '../../ids.ts';
 import type { DisplayCreated } from '../../events/displays.ts';
 import type { SurveySnapshot } from '../../store/surveys.ts';
 import type { Route, RouteRequest } from '../router.ts';
@@ -14,6 +14,7 @@ import {
   envelope,
   openSurveyRequest,
   type ClientContext,
+  userOf,
   type Identity,
 } from './context.ts';
 import type { Idempotency, IdempotentWrite } from './idempotency.ts';
@@ -47,10 +48,7 @@ async function openV1(ctx: ClientContext, request: RouteRequest): Promise<OpenDi
     CreateBodyV1,
     (b) => b.userId,
   );
-  const { userId } = body;
-  const identity =
-    userId === undefined ? undefined : { userId, contactId: contactIdFor(environmentId, userId) };
-  return { environmentId, survey, identity };
+  return { environmentId, survey, identity: userOf(environmentId, body.userId) };
 }
 
 async function openV2(ctx: ClientContext, request: RouteRequest): Promise<OpenDisplay> {

@@ -14,9 +14,10 @@ import type { Route, RouteRequest } from '../router.ts';
 import { requireStorableRequest } from '../safe-json.ts';
 import { requireId } from '../validation.ts';
 import { CORS_HEADERS } from './context.ts';
+import { preflight } from './cors.ts';
 
 /** Formbricks' caching of the same answer. */
-export const ENVIRONMENT_CACHE_CONTROL =
+const ENVIRONMENT_CACHE_CONTROL =
   'public, s-maxage=60, max-age=60, stale-while-revalidate=60, stale-if-error=60';
 
 /** A built answer as the edge caches it: its JSON body and its ETag. */
@@ -53,10 +54,8 @@ export function clientEnvironmentRoutes(states: Directory<CachedEnvironmentState
       body: state.json,
     };
   };
-  return ['v1', 'v2'].map((version) => ({
-    method: 'GET',
-    path: `/api/${version}/client/:environmentId/environment`,
-    headers: CORS_HEADERS,
-    handler,
-  }));
+  return ['v1', 'v2'].flatMap((version): Route[] => {
+    const path = `/api/${version}/client/:environmentId/environment`;
+    return [{ method: 'GET', path, headers: CORS_HEADERS, handler }, preflight(path, ['GET'])];
+  });
 }

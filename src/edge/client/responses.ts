@@ -2,7 +2,6 @@
 // and answered at once; an accepted command is answered 2xx only after Kafka acknowledged it. The
 // response processor applies it and remains the final authority for what the edge cannot know yet.
 import { ChorusError, notFound } from '../../errors.ts';
-import { contactIdFor } from '../../ids.ts';
 import type { ResponseCreated, ResponseUpdated } from '../../events/responses.ts';
 import type { SurveySnapshot } from '../../store/surveys.ts';
 import type { Quota } from '../../surveys/definition.ts';
@@ -21,6 +20,7 @@ import {
   openSurveyRequest,
   requireEnvironment,
   validationFailed,
+  userOf,
   withoutNulls,
   type ClientContext,
   type Identity,
@@ -68,9 +68,7 @@ interface OpenCreate {
 async function openV1(ctx: ClientContext, request: RouteRequest): Promise<OpenCreate> {
   const open = await openSurveyRequest(ctx, request, CreateBodyV1, (b) => b.userId);
   const { userId, ...body } = open.body;
-  const identity =
-    userId === undefined ? undefined : { userId, contactId: contactIdFor(open.environmentId, userId) };
-  return { ...open, body, identity };
+  return { ...open, body, identity: userOf(open.environmentId, userId) };
 }
 
 async function openV2(ctx: ClientContext, request: RouteRequest): Promise<OpenCreate> {

@@ -41,9 +41,9 @@ const UploadBody = Compile(
 );
 
 /** How long a presigned upload can be used: Formbricks' two minutes. */
-export const UPLOAD_EXPIRES_IN_SECONDS = 120;
+const UPLOAD_EXPIRES_IN_SECONDS = 120;
 /** The largest upload when the element sets no smaller one: Formbricks' self-hosted limit, 1 GiB. */
-export const MAX_UPLOAD_BYTES = 1024 * 1024 * 1024;
+const MAX_UPLOAD_BYTES = 1024 * 1024 * 1024;
 const BYTES_PER_MB = 1024 * 1024;
 
 /** Where uploads are signed for; undefined: uploads are not configured. `now` is for tests. */
@@ -62,7 +62,7 @@ export function clientStorageRoutes(ctx: ClientContext, store: UploadStore | und
   });
 }
 
-export const storageNotConfigured = () =>
+const storageNotConfigured = () =>
   new ChorusError(
     'not_configured',
     'File uploads are not available: no S3-compatible storage is configured on this server',
