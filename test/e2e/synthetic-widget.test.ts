@@ -12,6 +12,7 @@ import { waitFor } from '../helpers/wait.ts';
 import { findContact } from '../../src/store/contacts.ts';
 import { Display, QuotaMember, Response, Survey } from '../../src/store/entities.ts';
 import { CHROME, PAGE, QUOTA_BLOCKS, SHAPES, SURVEY_FIELDS, TWO_BLOCKS } from '../helpers/widget-surveys.ts';
+import { sendPreflight } from '../helpers/preflight.ts';
 
 describe('synthetic widget: the Formbricks widget call sequence from another origin', () => {
   let app: RunningChorus;
@@ -58,14 +59,7 @@ describe('synthetic widget: the Formbricks widget call sequence from another ori
   ): Promise<HttpResult> {
     const requested = debug ? 'cache-control,content-type' : 'content-type';
     // The widget sends Content-Type: application/json on every call, GETs included (contract §2).
-    const preflight = await fetch(`${app.baseUrl}${path}`, {
-      method: 'OPTIONS',
-      headers: {
-        Origin: origin,
-        'Access-Control-Request-Method': method,
-        'Access-Control-Request-Headers': requested,
-      },
-    });
+    const preflight = await sendPreflight(app.baseUrl, path, { origin, method, headers: requested });
     log.push(`OPTIONS ${path} ${preflight.status}`);
     assert.equal(preflight.status, 200, `preflight of ${method} ${path}`);
     assert.equal(preflight.headers.get('access-control-allow-origin'), '*');
@@ -596,13 +590,10 @@ describe('synthetic widget: the Formbricks widget call sequence from another ori
 
   test('the environment routes answer their preflight, v1 and v2, with GET, Content-Type and Cache-Control allowed', async () => {
     for (const path of [v1('environment'), v2('environment')]) {
-      const reply = await fetch(`${app.baseUrl}${path}`, {
-        method: 'OPTIONS',
-        headers: {
-          Origin: origin,
-          'Access-Control-Request-Method': 'GET',
-          'Access-Control-Request-Headers': 'cache-control,content-type',
-        },
+      const reply = await sendPreflight(app.baseUrl, path, {
+        origin,
+        method: 'GET',
+        headers: 'cache-control,content-type',
       });
       assert.equal(reply.status, 200, path);
       assert.equal(reply.headers.get('access-control-allow-origin'), '*');

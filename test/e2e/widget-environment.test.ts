@@ -6,6 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { call, startTestChorus, type HttpResult, type RunningChorus } from '../helpers/chorus.ts';
 import { waitFor } from '../helpers/wait.ts';
+import { sendPreflight } from '../helpers/preflight.ts';
 
 describe('widget environment state', () => {
   let app: RunningChorus;
@@ -27,13 +28,10 @@ describe('widget environment state', () => {
     headers: Record<string, string> = {},
   ) {
     const path = `/api/${version}/client/${environmentId}/environment`;
-    const preflight = await fetch(`${app.baseUrl}${path}`, {
-      method: 'OPTIONS',
-      headers: {
-        Origin: origin,
-        'Access-Control-Request-Method': 'GET',
-        'Access-Control-Request-Headers': 'cache-control,content-type',
-      },
+    const preflight = await sendPreflight(app.baseUrl, path, {
+      origin,
+      method: 'GET',
+      headers: 'cache-control,content-type',
     });
     assert.equal(preflight.status, 200);
     assert.equal(preflight.headers.get('access-control-allow-origin'), '*');

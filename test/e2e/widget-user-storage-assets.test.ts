@@ -10,6 +10,7 @@ import { rawExchange } from '../helpers/raw-http.ts';
 import { call, startTestChorus, type HttpResult, type RunningChorus } from '../helpers/chorus.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { QUESTIONS } from '../helpers/surveys.ts';
+import { sendPreflight } from '../helpers/preflight.ts';
 import { Display, Response } from '../../src/store/entities.ts';
 
 const ORIGIN = 'https://shop.example';
@@ -152,13 +153,10 @@ describe('the widget user route: contact fields plus the state js-core reads', (
     const nul = await identify(env, { userId: 'a\u0000b' });
     assert.equal(nul.status, 400);
     for (const reply of [free, unknown, badId, nul]) assertCors(reply);
-    const preflight = await fetch(`${app.baseUrl}/api/v2/client/${env}/user`, {
-      method: 'OPTIONS',
-      headers: {
-        Origin: ORIGIN,
-        'Access-Control-Request-Method': 'POST',
-        'Access-Control-Request-Headers': 'content-type',
-      },
+    const preflight = await sendPreflight(app.baseUrl, `/api/v2/client/${env}/user`, {
+      origin: ORIGIN,
+      method: 'POST',
+      headers: 'content-type',
     });
     assert.equal(preflight.status, 200);
     assert.equal(preflight.headers.get('access-control-allow-origin'), '*');
@@ -234,13 +232,10 @@ describe('a deployment without an upload store or widget assets', () => {
   });
 
   test('the upload preflight allows POST from any origin', async () => {
-    const preflight = await fetch(`${app.baseUrl}/api/v1/client/${env}/storage`, {
-      method: 'OPTIONS',
-      headers: {
-        Origin: ORIGIN,
-        'Access-Control-Request-Method': 'POST',
-        'Access-Control-Request-Headers': 'content-type',
-      },
+    const preflight = await sendPreflight(app.baseUrl, `/api/v1/client/${env}/storage`, {
+      origin: ORIGIN,
+      method: 'POST',
+      headers: 'content-type',
     });
     assert.equal(preflight.status, 200);
     assert.equal(preflight.headers.get('access-control-allow-origin'), '*');
