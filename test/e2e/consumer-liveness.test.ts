@@ -56,7 +56,20 @@ describe('consumer liveness of a processor process', () => {
       (n) => `${world.env.KAFKA_CONSUMER_GROUP_PREFIX}.${n}`,
     );
 
-    assert.deepEqual(await health(), {
+    // Readiness is a watch that polls: right after the start, under a loaded machine, it may not
+    // have seen every consumer join yet.
+    const ready = await waitFor(
+      async () => {
+        const reply = await health();
+        return reply.status === 200 && reply;
+      },
+      {
+        what: 'the processor to report ready',
+        timeoutMs: 60_000,
+        intervalMs: 250,
+      },
+    );
+    assert.deepEqual(ready, {
       status: 200,
       body: { data: { main_database: true, cache_database: true, event_log: true } },
     });
