@@ -100,7 +100,7 @@ export const VARIABLES = {
   },
   S3_BUCKET_NAME: {
     schema: Type.Optional(Type.String({ pattern: '^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$' })),
-    meaning: `The bucket files are uploaded to, under \`{environmentId}/private/\`. ${S3_ALL}`,
+    meaning: `The bucket files are uploaded to, under \`{environmentId}/private/surveys/{surveyId}/\`. ${S3_ALL}`,
   },
   S3_ENDPOINT_URL: {
     schema: Type.Optional(Type.String({ pattern: '^https?://[^/?#]+/?$' })),
