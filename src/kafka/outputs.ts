@@ -6,7 +6,7 @@ import type { ContactCommand } from '../events/contacts.ts';
 import { contactKey } from '../events/contacts.ts';
 import type { DeadLetterRecord } from '../events/dead-letters.ts';
 import type { DisplayCreated } from '../events/displays.ts';
-import type { ResponseFinished } from '../events/response-events.ts';
+import type { ResponseFact } from '../events/response-events.ts';
 import type { ResponseCommand } from '../events/responses.ts';
 import type { TraceHeaders } from '../observability/tracing.ts';
 import type { Topics } from './kafka.ts';
@@ -35,7 +35,7 @@ export interface Outputs {
   /** Contact changes, keyed by environment id and user id. */
   contacts: Output<ContactCommand>;
   /** Facts about responses for downstream consumers, keyed by response id. */
-  responseEvents: Output<ResponseFinished>;
+  responseEvents: Output<ResponseFact>;
   /** What could not be applied or delivered; keyed by the original key (see events/dead-letters.ts). */
   deadLetters: Output<DeadLetterRecord>;
 }

@@ -2,13 +2,13 @@
 // migrations in ./migrations; a test compares the two so they cannot drift apart.
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
 import { PROVIDERS } from '../config.ts';
+import { SURVEY_STATUSES } from '../events/survey-events.ts';
 
 export const PLANS = ['free', 'enterprise'] as const;
 export type Plan = (typeof PLANS)[number];
 export const PERMISSIONS = ['read', 'write', 'manage'] as const;
 export type Permission = (typeof PERMISSIONS)[number];
-export const SURVEY_STATUSES = ['draft', 'scheduled', 'inProgress', 'paused', 'completed'] as const;
-export type SurveyStatus = (typeof SURVEY_STATUSES)[number];
+export { SURVEY_STATUSES, type SurveyStatus } from '../events/survey-events.ts';
 
 const timestamps = {
   createdAt: p.datetime().defaultRaw('now()'),
