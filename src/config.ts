@@ -144,8 +144,9 @@ export const VARIABLES = {
   KAFKA_TOPIC_PREFIX: {
     schema: Type.String({ default: '', pattern: '^[A-Za-z0-9._-]*$' }),
     meaning:
-      'Prefix of every topic name (`<prefix>responses`, `<prefix>displays`, `<prefix>contacts`, ' +
-      '`<prefix>response-events`, `<prefix>dead-letter`). Allowed characters: letters, digits, `.`, `_`, `-`.',
+      'Prefix of every topic name: the commands `<prefix>responses`, `<prefix>displays`, `<prefix>contacts`; ' +
+      'the public facts `<prefix>response-events`, `<prefix>display-events`, `<prefix>contact-events`, ' +
+      '`<prefix>survey-events` ([events](events.md)); `<prefix>dead-letter`. Allowed characters: letters, digits, `.`, `_`, `-`.',
   },
   KAFKA_CONSUMER_GROUP_PREFIX: {
     schema: Type.String({ default: 'chorus', minLength: 1 }),

@@ -10,7 +10,20 @@ export type { Kafka };
 /** Events may carry a body of up to 2 MiB plus their envelope; topics and clients allow 4 MiB. */
 export const MAX_EVENT_BYTES = 4 * 1024 * 1024;
 
-export const TOPIC_NAMES = ['responses', 'displays', 'contacts', 'response-events', 'dead-letter'] as const;
+/**
+ * Commands (`responses`, `displays`, `contacts`: internal, written by the edge), public facts
+ * (`*-events`, see events/public-events.ts and docs/events.md) and dead letters.
+ */
+export const TOPIC_NAMES = [
+  'responses',
+  'displays',
+  'contacts',
+  'response-events',
+  'display-events',
+  'contact-events',
+  'survey-events',
+  'dead-letter',
+] as const;
 export type TopicName = (typeof TOPIC_NAMES)[number];
 export type Topics = Record<TopicName, string>;
 

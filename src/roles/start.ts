@@ -170,8 +170,8 @@ export async function startChorus({
     if (role === 'all' || role === 'processor') {
       const { startProcessors } = await import('./processor.ts');
       const processors = await startProcessors({ config, kafka, orm, outputs, topics, metrics, logger });
-      stops.push(() => Promise.all(processors.map((c) => c.stop())));
-      consumers.push(...processors);
+      stops.push(() => processors.stop());
+      consumers.push(...processors.consumers);
     }
     // "Started" means consuming: wait (bounded) for every consumer to join its group. One that does
     // not is restarted in the background, and readiness says so meanwhile.
