@@ -135,7 +135,9 @@ async function start(args: string[]): Promise<number> {
 async function withStore<T>(work: (orm: Awaited<ReturnType<typeof openStore>>) => Promise<T>): Promise<T> {
   const config = loadConfig();
   // CLI commands log to stderr so that stdout carries only their result.
-  const logger = createLogger(config.log.level === 'info' ? 'warn' : config.log.level, process.stderr);
+  const logger = createLogger(config.log.level === 'info' ? 'warn' : config.log.level, process.stderr, {
+    format: config.log.format,
+  });
   const local = await ensureLocalServices({ ...config, kafka: { ...config.kafka, explicit: true } }, logger);
   try {
     await ensureDatabase(local.databaseUrl);

@@ -70,7 +70,11 @@ export async function startChorus({
     : undefined;
   const logger =
     given ??
-    createLogger(config.log.level, undefined, { onError: errorTracking?.report, mixin: activeTraceIds });
+    createLogger(config.log.level, undefined, {
+      onError: errorTracking?.report,
+      mixin: activeTraceIds,
+      format: config.log.format,
+    });
   const stops: (() => unknown)[] = [];
   const stop = async () => {
     for (const release of stops.reverse()) {
