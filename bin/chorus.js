@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // The `chorus` command. It runs the compiled JavaScript in dist/ (`npm run build`, which `npm ci`
 // and `npm start` run) when that build is newer than every source file; otherwise, as while
-// developing, the TypeScript sources through tsx's loader, so that a stale build never runs.
-import { readdirSync, statSync } from 'node:fs';
+// developing, the TypeScript sources through tsx's loader, so that a stale build never runs. The
+// container image holds dist/ without the sources: there dist/ is what runs.
+import { existsSync, readdirSync, statSync } from 'node:fs';
 
 const source = new URL('../src/', import.meta.url);
 const built = statSync(new URL('../dist/.built', import.meta.url), { throwIfNoEntry: false });
@@ -19,7 +20,7 @@ function newestSource(dir) {
 }
 
 let cli;
-if (built && built.mtimeMs >= newestSource(source)) {
+if (built && (!existsSync(source) || built.mtimeMs >= newestSource(source))) {
   cli = await import('../dist/cli.js');
 } else {
   const { register } = await import('tsx/esm/api');

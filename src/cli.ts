@@ -1,6 +1,6 @@
 // The `chorus` command: start the service, run migrations, create environments and API keys.
 import { parseArgs } from 'node:util';
-import { loadConfig, ConfigError } from './config.ts';
+import { loadConfig, ConfigError, MAX_PARTITIONS, type Config } from './config.ts';
 import { createLogger } from './logger.ts';
 import { ensureLocalServices, MissingPrerequisite } from './local-services.ts';
 import { doctor } from './doctor.ts';
@@ -20,6 +20,19 @@ import {
 import { replayDeliveries } from './store/integrations.ts';
 import { ROLES, startChorus, type Role } from './roles/start.ts';
 import { startAllRoles, type ReadinessReport } from './roles/supervisor.ts';
+import {
+  consumerGroupsFor,
+  createKafka,
+  isKafkaError,
+  KEYED_TOPICS,
+  MissingTopicsError,
+  scalePartitions,
+  topicsFor,
+  WouldShrinkError,
+  type Kafka,
+} from './kafka/kafka.ts';
+import { describeGroups, describeTopics, withAdmin } from './kafka/groups.ts';
+import { statusText } from './kafka/status-text.ts';
 
 const USAGE = `Usage:
   chorus start [--role all|edge|processor|integrations]  serve (default role: all)
@@ -33,7 +46,10 @@ const USAGE = `Usage:
                                                  create an API key for environments of one organization
                                                  (permission per environment; default: read)
   chorus deliveries replay [--integration ID] [--since ISO-TIME] [--status failed|pending|sending|delivered]
-                                                 send matching deliveries again (default: failed ones)`;
+                                                 send matching deliveries again (default: failed ones)
+  chorus status [--json]                         the topics' partitions, and each consumer group's
+                                                 state, members and lag per partition
+  chorus topics scale --partitions N             add partitions to the keyed topics (never removes any)`;
 
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -45,6 +61,8 @@ export async function main(argv: string[]): Promise<number> {
       return await createEnvironmentCommand(rest.slice(1));
     if (command === 'api-key' && rest[0] === 'create') return await createApiKeyCommand(rest.slice(1));
     if (command === 'deliveries' && rest[0] === 'replay') return await replayCommand(rest.slice(1));
+    if (command === 'status') return await statusCommand(rest);
+    if (command === 'topics' && rest[0] === 'scale') return await scaleCommand(rest.slice(1));
     process.stderr.write(`${USAGE}\n`);
     return command === undefined || command === '--help' || command === 'help' ? 0 : 2;
   } catch (error) {
@@ -56,14 +74,16 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`${error.message}\n${DOCTOR_HINT}\n`);
       return 1;
     }
-    process.stderr.write(
-      `${error instanceof ConfigError || error instanceof UsageError ? error.message : String((error as Error)?.stack ?? error)}\n`,
-    );
+    const known =
+      error instanceof ConfigError || error instanceof UsageError || error instanceof CommandError;
+    process.stderr.write(`${known ? error.message : String((error as Error)?.stack ?? error)}\n`);
     return error instanceof UsageError ? 2 : 1;
   }
 }
 
 class UsageError extends Error {}
+/** A failure the command explains in its message (a broker that does not answer): no stack trace. */
+class CommandError extends Error {}
 
 const DOCTOR_HINT = 'Run `npx chorus doctor` to see what this machine is missing and how to add it.';
 
@@ -253,5 +273,66 @@ async function replayCommand(args: string[]): Promise<number> {
     }),
   );
   process.stdout.write(`${count} deliveries queued again\n`);
+  return 0;
+}
+
+/**
+ * A Kafka client for a command that reads or changes topics and groups. Nothing is started: with
+ * the broker down the command fails with one line that names it.
+ */
+async function withKafka<T>(work: (kafka: Kafka, config: Config) => Promise<T>): Promise<T> {
+  const config = loadConfig();
+  // The client's own logs only when asked for (LOG_LEVEL=debug): the command's answer says it all.
+  const level = config.log.level === 'debug' || config.log.level === 'trace' ? config.log.level : 'silent';
+  const kafka = createKafka(config.kafka, createLogger(level, process.stderr));
+  try {
+    return await work(kafka, config);
+  } catch (error) {
+    if (!isKafkaError(error)) throw error;
+    throw new CommandError(`Kafka at ${config.kafka.brokers.join(',')}: ${(error as Error).message}`);
+  }
+}
+
+async function statusCommand(args: string[]): Promise<number> {
+  const { values } = parseArgs({ args, options: { json: { type: 'boolean', default: false } } });
+  const status = await withKafka((kafka, config) => {
+    const topics = topicsFor(config.kafka.topicPrefix);
+    const groups = Object.values(consumerGroupsFor(config.kafka.groupPrefix, topics));
+    return withAdmin(kafka, async (admin) => ({
+      topics: await describeTopics(admin, Object.values(topics)),
+      groups: await describeGroups(admin, groups),
+    }));
+  });
+  process.stdout.write(
+    values.json ? `${JSON.stringify(status)}\n` : statusText(status.topics, status.groups),
+  );
+  return 0;
+}
+
+async function scaleCommand(args: string[]): Promise<number> {
+  const { values } = parseArgs({ args, options: { partitions: { type: 'string' } } });
+  const partitions = Number(values.partitions);
+  if (!Number.isInteger(partitions) || partitions < 1 || partitions > MAX_PARTITIONS)
+    throw new UsageError(`--partitions must be a whole number from 1 to ${MAX_PARTITIONS}\n${USAGE}`);
+  const scaled = await withKafka((kafka, config) => {
+    const topics = topicsFor(config.kafka.topicPrefix);
+    return scalePartitions(
+      kafka,
+      KEYED_TOPICS.map((name) => topics[name]),
+      partitions,
+    ).catch((error: unknown) => {
+      if (error instanceof WouldShrinkError) throw new UsageError(error.message);
+      if (error instanceof MissingTopicsError) throw new CommandError(error.message);
+      throw error;
+    });
+  });
+  const width = Math.max(...scaled.map((t) => t.topic.length));
+  for (const { topic, before, after } of scaled)
+    process.stdout.write(
+      `${topic.padEnd(width)}  ${before === after ? `${after} partitions (unchanged)` : `${before} -> ${after} partitions`}\n`,
+    );
+  process.stderr.write(
+    `Set KAFKA_PARTITIONS=${partitions} too, so that topics created from now on get as many.\n`,
+  );
   return 0;
 }

@@ -24,6 +24,8 @@ const PROTOCOLS = ['http/protobuf', 'http/json'] as const;
 /** The default local database when DATABASE_URL is not set. */
 export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/chorus';
 export const DEFAULT_KAFKA_BROKERS = ['127.0.0.1:9092'];
+/** The most partitions a topic may be given (KAFKA_PARTITIONS, `chorus topics scale`). */
+export const MAX_PARTITIONS = 1000;
 
 /**
  * One environment variable: how it is parsed (a typebox schema; its `default` applies when the
@@ -155,7 +157,7 @@ export const VARIABLES = {
       "`<prefix>.displays` and `<prefix>.contacts`; the integrations role's group is `<prefix>.integrations`.",
   },
   KAFKA_PARTITIONS: {
-    schema: Type.Integer({ default: 12, minimum: 1, maximum: 1000 }),
+    schema: Type.Integer({ default: 12, minimum: 1, maximum: MAX_PARTITIONS }),
     meaning:
       'Partition count (1–1000) used when Chorus creates a topic. Existing topics are left unchanged ' +
       '(see [Scaling](scaling.md)).',

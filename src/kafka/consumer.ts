@@ -19,7 +19,7 @@ import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { traceConsumedBatch, type TraceHeaders } from '../observability/tracing.ts';
-import { MAX_EVENT_BYTES } from './kafka.ts';
+import { MAX_EVENT_BYTES, METADATA_MAX_AGE_MS } from './kafka.ts';
 
 /** See `minBytes` below: tiny batches cost a transaction and a commit each. */
 const FETCH_MIN_BYTES = 64 * 1024;
@@ -168,6 +168,8 @@ export async function runConsumer(
       // expires: keep that short so that processing resumes quickly.
       sessionTimeout: 10_000,
       heartbeatInterval: 1_000,
+      // Partitions added to the topic are noticed within this, and the group rebalances to own them.
+      metadataMaxAge: METADATA_MAX_AGE_MS,
       // Retries inside kafkajs wait at most 2 s, so that a broker that is back is used at once;
       // once they are exhausted the consumer crashes and is restarted above.
       retry: {

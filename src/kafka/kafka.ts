@@ -1,6 +1,6 @@
 // The only module (with ./publisher.ts and ./consumer.ts) that imports kafkajs. It builds the client,
 // names the topics and creates them at start with the configured partition count.
-import { Kafka, logLevel, type Admin, type LogEntry } from 'kafkajs';
+import kafkajs, { Kafka, logLevel, type Admin, type LogEntry } from 'kafkajs';
 import type { Logger } from '../logger.ts';
 import type { Config } from '../config.ts';
 import { redactedMessage, redactedStack } from '../observability/redact.ts';
@@ -30,6 +30,41 @@ export type Topics = Record<TopicName, string>;
 export function topicsFor(prefix: string): Topics {
   return Object.fromEntries(TOPIC_NAMES.map((name) => [name, `${prefix}${name}`])) as Topics;
 }
+
+/**
+ * The topics whose partitions `chorus topics scale` widens: those consumer groups (Chorus' and
+ * analysts') read in key order. `dead-letter` is read by operators only, so its partition count
+ * never matters.
+ */
+export const KEYED_TOPICS = TOPIC_NAMES.filter(
+  (name): name is Exclude<TopicName, 'dead-letter'> => name !== 'dead-letter',
+);
+
+/** The consumer groups of Chorus, each reading one topic (the processors' three, the integrations'). */
+export const GROUP_NAMES = ['responses', 'displays', 'contacts', 'integrations'] as const;
+export type GroupName = (typeof GROUP_NAMES)[number];
+export interface ConsumerGroup {
+  groupId: string;
+  topic: string;
+}
+
+export function consumerGroupsFor(groupPrefix: string, topics: Topics): Record<GroupName, ConsumerGroup> {
+  const group = (name: GroupName, topic: string) => ({ groupId: `${groupPrefix}.${name}`, topic });
+  return {
+    responses: group('responses', topics.responses),
+    displays: group('displays', topics.displays),
+    contacts: group('contacts', topics.contacts),
+    integrations: group('integrations', topics['response-events']),
+  };
+}
+
+/**
+ * How old a client's view of the topics may get (kafkajs' default is 5 minutes). Partitions added to
+ * a topic are seen within this: the producer starts writing to them, and a consumer that notices
+ * them makes its group rebalance so that they get an owner. A metadata request every few seconds
+ * per client costs the brokers nothing worth counting.
+ */
+export const METADATA_MAX_AGE_MS = 3_000;
 
 export function createKafka(config: Config['kafka'], logger: Logger): Kafka {
   const log = logger.child({ component: 'kafka' });
@@ -120,17 +155,93 @@ export async function ensureTopics(kafka: Kafka, topics: Topics, partitions: num
   }
 }
 
+/** A topic's partition count before and after `scalePartitions`. */
+export interface ScaledTopic {
+  topic: string;
+  before: number;
+  after: number;
+}
+
+/** Asked to give a topic fewer partitions than it has: Kafka cannot remove partitions. */
+export class WouldShrinkError extends Error {
+  constructor(readonly topics: readonly ScaledTopic[]) {
+    super(
+      `Kafka cannot remove partitions: ${topics.map((t) => `${t.topic} has ${t.before}`).join(', ')} ` +
+        `(asked for ${topics[0]?.after})`,
+    );
+  }
+}
+
+/** Topics that are not there (Chorus creates them when a role starts). */
+export class MissingTopicsError extends Error {
+  constructor(readonly topics: readonly string[]) {
+    super(`no such topic: ${topics.join(', ')} (every role creates the topics when it starts)`);
+  }
+}
+
+/** True for the errors of the Kafka client (a broker that does not answer, a refused request). */
+export function isKafkaError(error: unknown): boolean {
+  // The error classes are not among the module's named exports when it is imported as ESM.
+  return error instanceof kafkajs.KafkaJSError;
+}
+
 /**
- * A new topic's metadata reaches the brokers a moment after the create answers; until then a
- * metadata request may say "unknown topic" or "no leader". Ask again until the deadline.
+ * Gives each of `topics` `partitions` partitions. Refuses, changing nothing, when that would shrink
+ * any of them; a topic that has the count already is left alone. Resolves once every new partition
+ * has a leader, so that clients can write to it.
  */
-async function waitForLeaders(admin: Admin, topics: string[], timeoutMs = 30_000): Promise<void> {
+export async function scalePartitions(
+  kafka: Kafka,
+  topics: readonly string[],
+  partitions: number,
+): Promise<ScaledTopic[]> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const existing = new Set(await admin.listTopics());
+    const missing = topics.filter((t) => !existing.has(t));
+    if (missing.length > 0) throw new MissingTopicsError(missing);
+    const { topics: described } = await admin.fetchTopicMetadata({ topics: [...topics] });
+    const counts = new Map(described.map((t) => [t.name, t.partitions.length]));
+    const scaled = topics.map((topic) => ({ topic, before: counts.get(topic) ?? 0, after: partitions }));
+    const shrinking = scaled.filter((t) => t.before > partitions);
+    if (shrinking.length > 0) throw new WouldShrinkError(shrinking);
+    const growing = scaled.filter((t) => t.before < partitions);
+    if (growing.length > 0) {
+      await admin.createPartitions({
+        topicPartitions: growing.map(({ topic }) => ({ topic, count: partitions })),
+      });
+      await waitForLeaders(
+        admin,
+        growing.map((t) => t.topic),
+        partitions,
+      );
+    }
+    return scaled;
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+/**
+ * A new topic's (or partition's) metadata reaches the brokers a moment after the create answers;
+ * until then a metadata request may say "unknown topic", "no leader" or show the old count. Ask
+ * again until the deadline.
+ */
+async function waitForLeaders(
+  admin: Admin,
+  topics: string[],
+  partitions = 1,
+  timeoutMs = 30_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   for (;;) {
     try {
       const { topics: described } = await admin.fetchTopicMetadata({ topics });
-      if (described.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0))) return;
+      const ready = (t: (typeof described)[number]) =>
+        t.partitions.length >= partitions && t.partitions.every((p) => p.leader >= 0);
+      if (described.every(ready)) return;
     } catch (error) {
       lastError = error;
     }

@@ -18,7 +18,7 @@ import { ChorusError, unavailable } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { detached, startProducerSpan, type TraceHeaders } from '../observability/tracing.ts';
-import { MAX_EVENT_BYTES } from './kafka.ts';
+import { MAX_EVENT_BYTES, METADATA_MAX_AGE_MS } from './kafka.ts';
 
 /** Room left in a record batch for record headers, keys and framing. */
 const BATCH_OVERHEAD_BYTES = 64 * 1024;
@@ -201,6 +201,8 @@ export class Publisher {
         maxInFlightRequests: 1,
         createPartitioner: Partitioners.DefaultPartitioner, // murmur2 of the key, as Java clients do
         allowAutoTopicCreation: false,
+        // Partitions added to a topic are written to within this (keys then map to the new count).
+        metadataMaxAge: METADATA_MAX_AGE_MS,
         retry: { retries: 3, initialRetryTime: 100, maxRetryTime: 1000 },
       });
       await producer.connect();

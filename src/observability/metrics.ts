@@ -91,6 +91,24 @@ export function createMetrics() {
         labelNames: ['topic', 'partition'],
         ...register,
       }),
+      groupLag: new Gauge({
+        name: 'chorus_kafka_consumer_group_lag',
+        help: 'Events written to a partition that the consumer group has not committed yet (end offset minus committed offset), by group, topic and partition; measured through the admin API by the processors every 15 s',
+        labelNames: ['group', 'topic', 'partition'],
+        ...register,
+      }),
+      groupMembers: new Gauge({
+        name: 'chorus_kafka_consumer_group_members',
+        help: 'Members of a consumer group, by group (measured with chorus_kafka_consumer_group_lag)',
+        labelNames: ['group'],
+        ...register,
+      }),
+      groupUnassigned: new Gauge({
+        name: 'chorus_kafka_consumer_group_unassigned_partitions',
+        help: "Partitions of a group's topic that no member owns, by group (measured with chorus_kafka_consumer_group_lag)",
+        labelNames: ['group'],
+        ...register,
+      }),
       processed: new Counter({
         name: 'chorus_events_processed_total',
         help: 'Events taken from Kafka and applied, by topic',

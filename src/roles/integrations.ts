@@ -1,7 +1,7 @@
 // Composition of the integrations role: the consumer that turns finished responses into
 // deliveries, and the deliverer that sends them to Slack and Notion.
 import type { Config } from '../config.ts';
-import type { Kafka, Topics } from '../kafka/kafka.ts';
+import { consumerGroupsFor, type Kafka, type Topics } from '../kafka/kafka.ts';
 import { runConsumer, type RunningConsumer } from '../kafka/consumer.ts';
 import type { Outputs } from '../kafka/outputs.ts';
 import type { Logger } from '../logger.ts';
@@ -31,8 +31,7 @@ export async function startIntegrations(
   const consumer = await runConsumer(
     kafka,
     {
-      groupId: `${config.kafka.groupPrefix}.integrations`,
-      topic: topics['response-events'],
+      ...consumerGroupsFor(config.kafka.groupPrefix, topics).integrations,
       concurrency: config.processor.concurrency,
       handler: batchHandler(deliveryEnqueuer, {
         orm,

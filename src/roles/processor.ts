@@ -2,7 +2,7 @@
 // facts the store's triggers write.
 import type { Named } from '../events/envelope.ts';
 import type { Config } from '../config.ts';
-import type { Kafka, Topics } from '../kafka/kafka.ts';
+import { consumerGroupsFor, type Kafka, type Topics } from '../kafka/kafka.ts';
 import type { Output, Outputs } from '../kafka/outputs.ts';
 import { runConsumer, type RunningConsumer } from '../kafka/consumer.ts';
 import type { Logger } from '../logger.ts';
@@ -40,8 +40,7 @@ export async function startProcessors(deps: ProcessorRoleDeps): Promise<RunningP
     runConsumer(
       kafka,
       {
-        groupId: `${config.kafka.groupPrefix}.${name}`,
-        topic: topics[name],
+        ...consumerGroupsFor(config.kafka.groupPrefix, topics)[name],
         concurrency: config.processor.concurrency,
         handler: batchHandler(processor, {
           orm,

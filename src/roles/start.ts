@@ -5,7 +5,8 @@ import { readFileSync } from 'node:fs';
 import { loadConfig, type Config } from '../config.ts';
 import { createLogger, type Logger } from '../logger.ts';
 import { ensureLocalServices, MissingPrerequisite } from '../local-services.ts';
-import { createKafka, ensureTopics, kafkaAnswers, topicsFor } from '../kafka/kafka.ts';
+import { consumerGroupsFor, createKafka, ensureTopics, kafkaAnswers, topicsFor } from '../kafka/kafka.ts';
+import { watchConsumerLag } from '../kafka/lag-metrics.ts';
 import { Publisher } from '../kafka/publisher.ts';
 import { createOutputs } from '../kafka/outputs.ts';
 import { createRedis, redisAnswers } from '../redis.ts';
@@ -23,6 +24,9 @@ import type { Destinations } from '../integrations/destination.ts';
 const VERSION = (
   JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
 ).version;
+
+/** How often the processors measure the consumer groups' lag (a few admin requests). */
+const LAG_INTERVAL_MS = 15_000;
 
 export const ROLES = ['all', 'edge', 'processor', 'integrations'] as const;
 export type Role = (typeof ROLES)[number];
@@ -183,6 +187,16 @@ export async function startChorus({
       const processors = await startProcessors({ config, kafka, orm, outputs, topics, metrics, logger });
       stops.push(() => processors.stop());
       consumers.push(...processors.consumers);
+      // Lag of every group (the integrations' too): one role measures it, the one that scales by it.
+      if (metrics) {
+        const lag = watchConsumerLag(kafka, {
+          groups: Object.values(consumerGroupsFor(config.kafka.groupPrefix, topics)),
+          intervalMs: LAG_INTERVAL_MS,
+          metrics,
+          logger: logger.child({ component: 'lag' }),
+        });
+        stops.push(() => lag.stop());
+      }
     }
     // "Started" means consuming: wait (bounded) for every consumer to join its group. One that does
     // not is restarted in the background, and readiness says so meanwhile.

