@@ -35,44 +35,17 @@ export function breakingChanges(before: unknown, after: unknown): BreakingChange
 type JsonType = 'string' | 'number' | 'integer' | 'boolean' | 'null' | 'object' | 'array';
 type Node = Readonly<Record<string, unknown>>;
 
-const ANNOTATIONS = new Set([
-  '$schema',
-  '$id',
-  '$comment',
-  'title',
-  'description',
-  'examples',
-  'default',
-  'deprecated',
-  'readOnly',
-  'writeOnly',
-]);
-const CONSTRAINTS = [
-  'format',
-  'pattern',
-  'minLength',
-  'maxLength',
-  'minimum',
-  'maximum',
-  'exclusiveMinimum',
-  'exclusiveMaximum',
-  'multipleOf',
-  'minItems',
-  'maxItems',
-  'uniqueItems',
-  'minProperties',
-  'maxProperties',
-] as const;
+const words = (list: string) => list.split(/\s+/);
+/** Annotations: they say nothing about which values are valid, so they may change freely. */
+const ANNOTATIONS = new Set(
+  words('$schema $id $comment title description examples default deprecated readOnly writeOnly'),
+);
+/** Value constraints, compared keyword by keyword. */
+const CONSTRAINTS =
+  words(`format pattern minLength maxLength minimum maximum exclusiveMinimum exclusiveMaximum
+  multipleOf minItems maxItems uniqueItems minProperties maxProperties`);
 const STRUCTURE = new Set([
-  'type',
-  'const',
-  'enum',
-  'anyOf',
-  'properties',
-  'required',
-  'additionalProperties',
-  'patternProperties',
-  'items',
+  ...words('type const enum anyOf properties required additionalProperties patternProperties items'),
   ...CONSTRAINTS,
 ]);
 const PRIMITIVES = new Set<JsonType>(['string', 'number', 'integer', 'boolean', 'null']);
