@@ -84,6 +84,17 @@ test("an error answer is the edge's error body, with the code its status carries
   assert.ok(responses.service_unavailable.headers['Retry-After']);
 });
 
+test('every named schema is referred to where it appears, not copied', async () => {
+  const document = await apiDocument();
+  const text = JSON.stringify(document.paths);
+  const components = JSON.stringify(document.components);
+  for (const name of Object.keys((document.components as { schemas: object }).schemas)) {
+    if (name === 'Error') continue; // for clients; each error answer names its own code
+    const ref = `"#/components/schemas/${name}"`;
+    assert.ok(text.includes(ref) || components.includes(ref), `${name} is referred to`);
+  }
+});
+
 test('a request body is described by the schema its handler validates with', async () => {
   const paths = (await apiDocument()).paths as Paths;
   const create = operationOf(paths, 'POST', '/api/v2/client/:environmentId/responses')!;

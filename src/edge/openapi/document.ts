@@ -213,7 +213,8 @@ function withRefs(schema: TSchema, self?: string): unknown {
   const walk = (node: unknown, root: boolean): unknown => {
     if (typeof node !== 'object' || node === null) return node;
     if (Array.isArray(node)) return node.map((item) => walk(item, false));
-    const name = NAMES.get(JSON.stringify(node));
+    // Every named schema is an object type: other nodes are not stringified to be looked up.
+    const name = (node as { type?: unknown }).type === 'object' ? NAMES.get(JSON.stringify(node)) : undefined;
     if (name !== undefined && !(root && name === self)) return { $ref: `#/components/schemas/${name}` };
     return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, walk(value, false)]));
   };
