@@ -76,6 +76,40 @@ export async function storedResponse(client: Client, responseId: string) {
   return data && { finished, answers: data.data.data, surveyId: data.data.surveyId };
 }
 
+/** One call to most other routes, for the shapes of their answers. */
+export async function tour(client: Client, environmentId: string, surveyId: string) {
+  const path = { environmentId };
+  const user = await client.POST('/api/v2/client/{environmentId}/user', {
+    params: { path },
+    body: { userId: 'typed-user', attributes: { plan: 'pro', seats: 3 } },
+  });
+  const segments: string[] | undefined = user.data?.data.state.data.segments;
+  const state = await client.GET('/api/v1/client/{environmentId}/environment', { params: { path } });
+  const upload = await client.POST('/api/v1/client/{environmentId}/storage', {
+    params: { path },
+    body: { fileName: 'a.png', fileType: 'image/png', surveyId },
+  });
+  await client.GET('/api/v1/management/surveys', { params: { query: { environmentId, limit: 10 } } });
+  await client.GET('/api/v1/management/responses', { params: { query: { surveyId } } });
+  await client.GET('/api/v1/management/contacts');
+  await client.POST('/api/v1/management/action-classes', {
+    body: { environmentId, name: 'Checkout', type: 'code', key: 'checkout' },
+  });
+  await client.POST('/api/v1/management/contact-attribute-keys', { body: { key: 'team', type: 'text' } });
+  await client.GET('/api/v1/management/contact-attribute-keys');
+  await client.GET('/api/v1/management/environments/{environmentId}/widget-settings', { params: { path } });
+  await client.POST('/api/v1/environments/{environmentId}/contacts', {
+    params: { path },
+    body: { userId: 'typed-contact', attributes: { region: 'eu' } },
+  });
+  await client.GET('/api/v1/management/integrations');
+  return {
+    segments,
+    surveys: state.data?.data.data.surveys.length,
+    uploadRefusal: upload.error?.details.storage_error_code,
+  };
+}
+
 /** Never called: what the compiler must refuse (each line is expected to fail). */
 export function misuses(client: Client, environmentId: string, answer: components['schemas']['ResponseAnswer']) {
   // @ts-expect-error a create needs \`finished\`
@@ -204,17 +238,24 @@ describe('the API document', () => {
       what: 'the response stored',
     });
     assert.deepEqual(stored, { finished: true, answers: { nps: 9 }, surveyId: result.displaySurveyId });
+    assert.deepEqual(await client.tour(chorus, environmentId, result.displaySurveyId), {
+      segments: [],
+      surveys: 0,
+      uploadRefusal: 'not_configured',
+    });
 
-    assert.deepEqual(
-      [...new Set(seen.map((s) => `${s.method} ${s.schemaPath} ${s.status}`))],
-      [
-        'POST /api/v1/management/surveys 201',
-        'POST /api/v2/client/{environmentId}/displays 200',
-        'POST /api/v1/client/{environmentId}/responses 200',
-        'POST /api/v1/client/{environmentId}/responses 400',
-        ...(seen.some((s) => s.status === 404) ? ['GET /api/v1/management/responses/{responseId} 404'] : []),
-        'GET /api/v1/management/responses/{responseId} 200',
-      ],
+    const answered = new Set(seen.map((s) => `${s.method} ${s.schemaPath} ${s.status}`));
+    for (const expected of [
+      'POST /api/v1/client/{environmentId}/responses 400',
+      'POST /api/v1/client/{environmentId}/storage 501',
+      'POST /api/v1/environments/{environmentId}/contacts 200',
+      'POST /api/v1/management/contact-attribute-keys 200',
+    ])
+      assert.ok(answered.has(expected), `${expected} among ${[...answered].join(', ')}`);
+    assert.equal(
+      seen.filter((s) => s.status >= 400).length,
+      seen.filter((s) => s.status === 404).length + 2,
+      'no answer but the expected refusals and 404s of a response not stored yet',
     );
     for (const answer of seen) {
       const schema = documentedSchema(answer);
