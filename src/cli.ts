@@ -2,7 +2,8 @@
 import { parseArgs } from 'node:util';
 import { loadConfig, ConfigError } from './config.ts';
 import { createLogger } from './logger.ts';
-import { ensureLocalServices } from './local-services.ts';
+import { ensureLocalServices, MissingPrerequisite } from './local-services.ts';
+import { doctor } from './doctor.ts';
 import { ensureDatabase } from './store/database.ts';
 import { openStore } from './store/orm.ts';
 import { prepareStore } from './store/prepare.ts';
@@ -23,6 +24,7 @@ import { startAllRoles, type ReadinessReport } from './roles/supervisor.ts';
 const USAGE = `Usage:
   chorus start [--role all|edge|processor|integrations]  serve (default role: all)
   chorus migrate                                 apply database migrations
+  chorus doctor                                  check what \`chorus start\` needs on this machine
   chorus environment create --plan enterprise|free [--name NAME] [--json]
                                                  create an organization, environment and API key
   chorus environment create --organization ORG_ID [--name NAME] [--json]
@@ -38,6 +40,7 @@ export async function main(argv: string[]): Promise<number> {
   try {
     if (command === 'start') return await start(rest);
     if (command === 'migrate') return await migrateCommand();
+    if (command === 'doctor') return await doctor();
     if (command === 'environment' && rest[0] === 'create')
       return await createEnvironmentCommand(rest.slice(1));
     if (command === 'api-key' && rest[0] === 'create') return await createApiKeyCommand(rest.slice(1));
@@ -49,6 +52,10 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`${(error as Error).message}\n${USAGE}\n`);
       return 2;
     }
+    if (error instanceof MissingPrerequisite) {
+      process.stderr.write(`${error.message}\n${DOCTOR_HINT}\n`);
+      return 1;
+    }
     process.stderr.write(
       `${error instanceof ConfigError || error instanceof UsageError ? error.message : String((error as Error)?.stack ?? error)}\n`,
     );
@@ -57,6 +64,8 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 class UsageError extends Error {}
+
+const DOCTOR_HINT = 'Run `npx chorus doctor` to see what this machine is missing and how to add it.';
 
 /** The store refused what the arguments named (an unknown organization or environment, …). */
 function argumentsWrong(error: unknown): never {
@@ -126,7 +135,9 @@ async function start(args: string[]): Promise<number> {
 async function withStore<T>(work: (orm: Awaited<ReturnType<typeof openStore>>) => Promise<T>): Promise<T> {
   const config = loadConfig();
   // CLI commands log to stderr so that stdout carries only their result.
-  const logger = createLogger(config.log.level === 'info' ? 'warn' : config.log.level, process.stderr);
+  const logger = createLogger(config.log.level === 'info' ? 'warn' : config.log.level, process.stderr, {
+    format: config.log.format,
+  });
   const local = await ensureLocalServices({ ...config, kafka: { ...config.kafka, explicit: true } }, logger);
   try {
     await ensureDatabase(local.databaseUrl);

@@ -100,7 +100,7 @@ export const VARIABLES = {
   },
   S3_BUCKET_NAME: {
     schema: Type.Optional(Type.String({ pattern: '^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$' })),
-    meaning: `The bucket files are uploaded to, under \`{environmentId}/private/\`. ${S3_ALL}`,
+    meaning: `The bucket files are uploaded to, under \`{environmentId}/private/surveys/{surveyId}/\`. ${S3_ALL}`,
   },
   S3_ENDPOINT_URL: {
     schema: Type.Optional(Type.String({ pattern: '^https?://[^/?#]+/?$' })),
@@ -144,8 +144,9 @@ export const VARIABLES = {
   KAFKA_TOPIC_PREFIX: {
     schema: Type.String({ default: '', pattern: '^[A-Za-z0-9._-]*$' }),
     meaning:
-      'Prefix of every topic name (`<prefix>responses`, `<prefix>displays`, `<prefix>contacts`, ' +
-      '`<prefix>response-events`, `<prefix>dead-letter`). Allowed characters: letters, digits, `.`, `_`, `-`.',
+      'Prefix of every topic name: the commands `<prefix>responses`, `<prefix>displays`, `<prefix>contacts`; ' +
+      'the public facts `<prefix>response-events`, `<prefix>display-events`, `<prefix>contact-events`, ' +
+      '`<prefix>survey-events` ([events](events.md)); `<prefix>dead-letter`. Allowed characters: letters, digits, `.`, `_`, `-`.',
   },
   KAFKA_CONSUMER_GROUP_PREFIX: {
     schema: Type.String({ default: 'chorus', minLength: 1 }),
@@ -183,7 +184,15 @@ export const VARIABLES = {
   },
   LOG_LEVEL: {
     schema: Type.String({ default: 'info' }),
-    meaning: '`trace`, `debug`, `info`, `warn`, `error`, `fatal` or `silent`. Logs are pino JSON on stdout.',
+    meaning: '`trace`, `debug`, `info`, `warn`, `error`, `fatal` or `silent`. Logs go to stdout.',
+  },
+  LOG_FORMAT: {
+    schema: Type.Optional(Type.String({ pattern: '^(json|pretty)$' })),
+    shown: 'unset → `pretty` on a terminal, `json` otherwise',
+    meaning:
+      '`json`: pino JSON, one object per line (level, time, pid, hostname, msg and the fields), for ' +
+      'log shippers. `pretty`: one readable line per event (time, level, component, message, then ' +
+      'the other fields), coloured on a terminal. See [Observability](observability.md#logs-and-error-tracking).',
   },
   // Integrations (Slack, Notion). Provider URLs are configurable so tests can use local fakes.
   WEBAPP_URL: {
@@ -262,7 +271,9 @@ export const VARIABLES = {
     meaning:
       'Receiver of the anonymous usage updates ' +
       '(`POST {TELEMETRY_URL}/api/v1/instances/{instanceId}/usage-updates`). Telemetry cannot be ' +
-      'turned off (spec); point this at your own receiver. A failed send is logged and retried.',
+      'turned off (spec); point this at your own receiver. Unset, the address is a placeholder that ' +
+      'never resolves: nothing is sent, and one line at start says so. A failed send is logged once ' +
+      'until the receiver answers again, and retried at each check.',
   },
   TELEMETRY_CRON: {
     schema: Type.String({ default: '17 * * * *', minLength: 9 }),
@@ -444,7 +455,8 @@ export interface Config {
     /** Seconds after which a delivery left in `sending` is taken to belong to a crashed worker. */
     readonly leaseSeconds: number;
   } & ProviderSections;
-  readonly log: { readonly level: Static<typeof LogLevel> };
+  /** `format` undefined: chosen by whether the logs go to a terminal (logger.ts). */
+  readonly log: { readonly level: Static<typeof LogLevel>; readonly format: 'json' | 'pretty' | undefined };
   /** OpenTelemetry export; undefined (off) unless OTEL_EXPORTER_OTLP_ENDPOINT is set. */
   readonly tracing: TracingConfig | undefined;
   /** Error tracking; undefined (off) unless SENTRY_DSN is set. */
@@ -573,7 +585,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxAttempts: e.DELIVERY_MAX_ATTEMPTS,
       leaseSeconds: e.DELIVERY_LEASE_S,
     },
-    log: { level: level as Config['log']['level'] },
+    log: { level: level as Config['log']['level'], format: e.LOG_FORMAT as Config['log']['format'] },
     tracing: e.OTEL_EXPORTER_OTLP_ENDPOINT
       ? {
           endpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, ''),

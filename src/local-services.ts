@@ -8,10 +8,18 @@ import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import type { Config } from './config.ts';
 import type { Logger } from './logger.ts';
+import { forEachReadableLine } from './child-output.ts';
 import { serverAnswers } from './store/database.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const EMBEDDED_PG_PORT = 54329;
+
+/**
+ * Something a run needs is not on this machine or does not answer (Java, Maven, a server at a
+ * configured URL). Its message says what, in one line; `chorus start` adds where to look further
+ * (`chorus doctor`).
+ */
+export class MissingPrerequisite extends Error {}
 
 export interface LocalServices {
   databaseUrl: string;
@@ -21,7 +29,12 @@ export interface LocalServices {
 export async function ensureLocalServices(config: Config, logger: Logger): Promise<LocalServices> {
   const log = logger.child({ component: 'local-services' });
   const stops: (() => Promise<void>)[] = [];
-  if (!config.kafka.explicit) await run(path.join(ROOT, 'deploy/kafka/up.sh'), [], log);
+  if (!config.kafka.explicit)
+    await run(path.join(ROOT, 'deploy/kafka/up.sh'), [], log).catch((error: unknown) => {
+      throw new MissingPrerequisite(`the local Kafka broker did not start: ${(error as Error).message}`, {
+        cause: error,
+      });
+    });
   const databaseUrl = await ensurePostgres(config.database, log, stops);
   await ensureRedis(config.redis.url, log);
   return {
@@ -38,7 +51,7 @@ async function ensurePostgres(
   stops: (() => Promise<void>)[],
 ): Promise<string> {
   if (await serverAnswers(database.url)) return database.url;
-  if (isLocal(database.url) && existsSync('/etc/postgresql') && existsSync('/usr/bin/pg_ctlcluster')) {
+  if (machinePostgresStartable(database.url)) {
     for (const version of readdirSync('/etc/postgresql')) {
       log.info({ version }, 'starting the machine PostgreSQL');
       await run('pg_ctlcluster', ['--skip-systemctl-redirect', version, 'main', 'start'], log).catch(
@@ -48,7 +61,7 @@ async function ensurePostgres(
     if (await waitFor(() => serverAnswers(database.url), 10_000)) return database.url;
   }
   if (database.explicit)
-    throw new Error(`PostgreSQL does not answer at DATABASE_URL (${redact(database.url)})`);
+    throw new MissingPrerequisite(`PostgreSQL does not answer at DATABASE_URL (${redact(database.url)})`);
 
   const url = `postgres://postgres:chorus@127.0.0.1:${EMBEDDED_PG_PORT}/chorus`;
   if (await serverAnswers(url)) return url; // an embedded server of an earlier run is still up
@@ -77,8 +90,11 @@ async function ensureRedis(url: string, log: Logger): Promise<void> {
   const redis = createRedis(url);
   try {
     if (await redisAnswers(redis)) return;
-    if (!isLocal(url) || !existsSync('/usr/bin/redis-server')) {
-      log.warn({ url: redact(url) }, 'Redis does not answer; health will report cache_database=false');
+    if (!machineRedisStartable(url)) {
+      log.warn(
+        { url: redact(url) },
+        'Redis does not answer at REDIS_URL; health will report cache_database=false (see `npx chorus doctor`)',
+      );
       return;
     }
     log.info('starting the machine Redis');
@@ -94,11 +110,31 @@ async function ensureRedis(url: string, log: Logger): Promise<void> {
   }
 }
 
+/** Whether `chorus start` can start the machine's PostgreSQL (a Debian cluster) for this URL. */
+export function machinePostgresStartable(url: string): boolean {
+  return isLocal(url) && existsSync('/etc/postgresql') && existsSync('/usr/bin/pg_ctlcluster');
+}
+
+/** Whether `chorus start` can start the machine's `redis-server` for this URL. */
+export function machineRedisStartable(url: string): boolean {
+  return isLocal(url) && existsSync('/usr/bin/redis-server');
+}
+
+/**
+ * Whether deploy/kafka/up.sh has the broker's jars already (then it needs no Maven). It honours the
+ * script's own overrides of where they live (deploy/kafka/README.md).
+ */
+export function localBrokerJarsFetched(env: NodeJS.ProcessEnv = process.env): boolean {
+  const home = env.CHORUS_KAFKA_HOME ?? path.join(ROOT, '.local/kafka');
+  return existsSync(path.join(env.CHORUS_KAFKA_LIBS ?? path.join(home, 'libs'), '.complete'));
+}
+
 function isLocal(url: string): boolean {
   return ['127.0.0.1', 'localhost', '[::1]', ''].includes(new URL(url).hostname);
 }
 
-function redact(url: string): string {
+/** The URL without its password, to be shown. */
+export function redact(url: string): string {
   const parsed = new URL(url);
   if (parsed.password) parsed.password = '***';
   return parsed.toString();
@@ -117,19 +153,17 @@ function run(command: string, args: string[], log: Logger): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     const output: string[] = [];
-    const collect = (chunk: Buffer) => {
-      for (const line of chunk.toString().split('\n').filter(Boolean)) {
-        output.push(line);
-        log.info({ command: path.basename(command) }, line);
-      }
+    const collect = (line: string) => {
+      output.push(line);
+      log.info({ command: path.basename(command) }, line);
     };
-    child.stdout.on('data', collect);
-    child.stderr.on('data', collect);
+    forEachReadableLine(child.stdout, collect);
+    forEachReadableLine(child.stderr, collect);
     child.on('error', reject);
     child.on('close', (code) =>
       code === 0
         ? resolve()
-        : reject(new Error(`${command} exited with ${code}: ${output.slice(-5).join(' | ')}`)),
+        : reject(new Error(`${path.basename(command)} exited with ${code}: ${output.slice(-5).join(' | ')}`)),
     );
   });
 }

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
-import { createLogger } from './logger.ts';
+import { createLogger, logFormat } from './logger.ts';
 
 function capture() {
   const lines: Record<string, unknown>[] = [];
@@ -56,4 +56,49 @@ test('below the configured level nothing is written', () => {
     lines.map((l) => l.msg),
     ['written'],
   );
+});
+
+/** A stream that keeps what is written as text, and says whether it is a terminal. */
+function text(isTTY: boolean) {
+  const written: string[] = [];
+  const stream = Object.assign(
+    new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        written.push(chunk.toString());
+        done();
+      },
+    }),
+    { isTTY },
+  );
+  return { written, stream };
+}
+
+test('logs are readable on a terminal and JSON elsewhere, unless LOG_FORMAT chooses', () => {
+  const terminal = text(true).stream;
+  const pipe = text(false).stream;
+  assert.equal(logFormat(undefined, terminal), 'pretty');
+  assert.equal(logFormat(undefined, pipe), 'json');
+  assert.equal(logFormat('json', terminal), 'json');
+  assert.equal(logFormat('pretty', pipe), 'pretty');
+});
+
+test('a pretty line reads as time, level, component and message, and still censors answers', () => {
+  const { written, stream } = text(false);
+  createLogger('info', stream, { format: 'pretty' })
+    .child({ component: 'processor' })
+    .info({ responseId: 'rsp_1', data: { q1: 'my answer' } }, 'stored');
+  const [line] = written;
+  assert.match(
+    line!,
+    /^\[\d{2}:\d{2}:\d{2}\.\d{3}\] INFO: processor: stored \{.*"responseId":"rsp_1".*\}\n$/,
+  );
+  assert.ok(!line!.includes('my answer'));
+  assert.ok(!line!.includes('hostname') && !line!.includes('"pid"'));
+  assert.ok(!line!.includes('\u001b['), 'no colour codes when the destination is not a terminal');
+});
+
+test('a JSON logger on a terminal still writes JSON when LOG_FORMAT=json', () => {
+  const { written, stream } = text(true);
+  createLogger('info', stream, { format: 'json' }).info('started');
+  assert.equal((JSON.parse(written[0]!) as { msg: string }).msg, 'started');
 });

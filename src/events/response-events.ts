@@ -1,19 +1,74 @@
-// The contract of the `response-events` topic, written by the response processor, keyed by
-// response id: what downstream consumers (integrations, analysts) learn about responses.
+// The contract of the public `response-events` topic, written by the response processor, keyed by
+// response id: the merged state of a response after every change applied to it, in order. A create
+// is `response.created`, each later update `response.updated`, and the change that finishes it is
+// also announced as `response.finished` (a response created finished gets both `created` and
+// `finished`), as Formbricks' webhooks see them. Read by the integrations and by analysts.
 import Type, { type Static } from 'typebox';
 import { Compile } from 'typebox/compile';
-import { Envelope } from './envelope.ts';
+import { FactEnvelope, OrNull } from './facts.ts';
 
-export const ResponseFinished = Type.Object({
-  type: Type.Literal('response.finished'),
-  ...Envelope,
-  responseId: Type.String(),
+/**
+ * A response as stored after the change. Personal data only where the survey captures it: the IP
+ * address is in `meta` only for surveys that capture it, and the contact's attributes are on
+ * `contact-events`, not here.
+ */
+export const ResponseSnapshot = Type.Object({
+  id: Type.String(),
+  environmentId: Type.String(),
   surveyId: Type.String(),
-  /** The merged response as stored when it finished. */
-  response: Type.Record(Type.String(), Type.Unknown()),
+  finished: Type.Boolean(),
+  /** Answers by question id (and hidden fields). */
+  data: Type.Record(Type.String(), Type.Unknown()),
+  /** Time to complete per question, in milliseconds; `_total` for the whole response. */
+  ttc: Type.Record(Type.String(), Type.Number()),
+  variables: Type.Record(Type.String(), Type.Union([Type.String(), Type.Number()])),
+  meta: Type.Object({
+    source: Type.Optional(Type.String()),
+    url: Type.Optional(Type.String()),
+    action: Type.Optional(Type.String()),
+    userAgent: Type.Optional(
+      Type.Object({
+        browser: Type.Optional(Type.String()),
+        os: Type.Optional(Type.String()),
+        device: Type.Optional(Type.String()),
+      }),
+    ),
+    country: Type.Optional(Type.String()),
+    ipAddress: Type.Optional(Type.String()),
+  }),
+  language: OrNull(Type.String()),
+  endingId: OrNull(Type.String()),
+  displayId: OrNull(Type.String()),
+  singleUseId: OrNull(Type.String()),
+  contactId: OrNull(Type.String()),
+  createdAt: Type.String({ format: 'date-time' }),
+  updatedAt: Type.String({ format: 'date-time' }),
 });
-export type ResponseFinished = Static<typeof ResponseFinished>;
-export const ResponseFinishedCheck = Compile(ResponseFinished);
+export type ResponseSnapshot = Static<typeof ResponseSnapshot>;
 
-/** Deterministic: a redelivered batch announces the same finish with the same id. */
-export const finishedEventId = (responseId: string) => `${responseId}:finished`;
+const responseFact = <T extends string>(type: T) =>
+  Type.Object({
+    type: Type.Literal(type),
+    ...FactEnvelope,
+    responseId: Type.String(),
+    surveyId: Type.String(),
+    response: ResponseSnapshot,
+  });
+
+export const ResponseCreatedFact = responseFact('response.created');
+export const ResponseUpdatedFact = responseFact('response.updated');
+export const ResponseFinished = responseFact('response.finished');
+export type ResponseFinished = Static<typeof ResponseFinished>;
+
+export const ResponseFact = Type.Union([ResponseCreatedFact, ResponseUpdatedFact, ResponseFinished]);
+export type ResponseFact = Static<typeof ResponseFact>;
+export const ResponseFactCheck = Compile(ResponseFact);
+
+/**
+ * Deterministic ids: a redelivered batch announces the same changes with the same ids. A response
+ * is created and finished once; each update is named by the command that made it.
+ */
+export const responseFactId = (type: ResponseFact['type'], responseId: string, commandEventId: string) =>
+  type === 'response.updated'
+    ? `${responseId}:updated:${commandEventId}`
+    : `${responseId}:${type.slice('response.'.length)}`;

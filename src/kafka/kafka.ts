@@ -10,7 +10,20 @@ export type { Kafka };
 /** Events may carry a body of up to 2 MiB plus their envelope; topics and clients allow 4 MiB. */
 export const MAX_EVENT_BYTES = 4 * 1024 * 1024;
 
-export const TOPIC_NAMES = ['responses', 'displays', 'contacts', 'response-events', 'dead-letter'] as const;
+/**
+ * Commands (`responses`, `displays`, `contacts`: internal, written by the edge), public facts
+ * (`*-events`, see events/public-events.ts and docs/events.md) and dead letters.
+ */
+export const TOPIC_NAMES = [
+  'responses',
+  'displays',
+  'contacts',
+  'response-events',
+  'display-events',
+  'contact-events',
+  'survey-events',
+  'dead-letter',
+] as const;
 export type TopicName = (typeof TOPIC_NAMES)[number];
 export type Topics = Record<TopicName, string>;
 
@@ -33,9 +46,10 @@ export function createKafka(config: Config['kafka'], logger: Logger): Kafka {
       () =>
       ({ level, log: entry }: LogEntry) => {
         // A consumer crash repeats the handler's error, which may hold a failed SQL statement.
-        const { message, stack, ...rest } = entry as LogEntry['log'] & { stack?: unknown };
+        const { message, stack, ...rest } = entry as LogEntry['log'] & { stack?: unknown; error?: unknown };
         if (typeof stack === 'string') Object.assign(rest, { stack: redactedStack(stack) });
-        log[levelOf(level, message)](rest, redactedMessage(message));
+        const error = typeof rest.error === 'string' ? rest.error : undefined;
+        log[kafkaLogLevel(level, message, error)](rest, redactedMessage(message));
       },
   });
 }
@@ -45,28 +59,38 @@ const EXPECTED_TRANSIENTS = new RegExp(
     '^Connection error',
     '^Connection timeout',
     '^Failed to connect to seed broker',
+    // A fresh broker (the first start) has no group coordinator for a moment, and a consumer that
+    // joins meets a coordinator that is loading, moving, or rebalancing the group.
     'group coordinator is not available',
     'coordinator is loading',
+    'not the correct coordinator',
+    'group is rebalancing',
+    // A new topic's partitions have no leader for a moment.
     'not the leader for that topic-partition',
     'no leader for this topic-partition',
+    'leadership election',
+    'does not host this topic-partition',
     '^Error when calling eachBatch', // the consumer logs a failing handler once (consumer.ts)
   ].join('|'),
   'i',
 );
 
 /**
- * kafkajs logs every retried request error (a leader moving, a coordinator loading, a refused
- * connection) at ERROR although it retries them itself: those are warnings. An exhausted retry is
- * an error. A consumer's crash is logged by consumer.ts, once per outage with its recovery, so
- * kafkajs' line for every crash is debug. The publisher limits an idempotent producer's retries on
- * purpose (see publisher.ts), so kafkajs' warning about that is noise.
+ * The level of a kafkajs log line. kafkajs logs every retried request error (a leader moving, a
+ * coordinator loading, a refused connection) at ERROR although it retries them itself: those are
+ * warnings. An exhausted retry is an error. A consumer's crash is logged by consumer.ts, once per
+ * outage with its recovery, so kafkajs' line for every crash is debug. The publisher limits an
+ * idempotent producer's retries on purpose (see publisher.ts), so kafkajs' warning about that is
+ * noise. A failed request is logged as `Response <Api>` with the broker's answer in `error`: that
+ * answer decides.
  */
-function levelOf(level: logLevel, message: string): 'error' | 'warn' | 'debug' {
+export function kafkaLogLevel(level: logLevel, message: string, error?: string): 'error' | 'warn' | 'debug' {
   if (message.startsWith('Limiting retries for the idempotent producer')) return 'debug';
   if (message.startsWith('Crash: ')) return 'debug';
-  // Each attempt during an outage or a leader move; the publisher, the consumers and readiness
-  // report the outage itself once when it starts and once when it ends.
-  if (EXPECTED_TRANSIENTS.test(message)) return 'debug';
+  // Each attempt during an outage, a leader move or a fresh broker's start; the publisher, the
+  // consumers and readiness report an outage itself once when it starts and once when it ends.
+  if (EXPECTED_TRANSIENTS.test(message) || (error !== undefined && EXPECTED_TRANSIENTS.test(error)))
+    return 'debug';
   if (level <= logLevel.ERROR)
     return /retries exceeded|NumberOfRetriesExceeded/i.test(message) ? 'error' : 'warn';
   return level === logLevel.WARN ? 'warn' : 'debug';

@@ -6,7 +6,10 @@ import type { ContactCommand } from '../events/contacts.ts';
 import { contactKey } from '../events/contacts.ts';
 import type { DeadLetterRecord } from '../events/dead-letters.ts';
 import type { DisplayCreated } from '../events/displays.ts';
-import type { ResponseFinished } from '../events/response-events.ts';
+import type { DisplayCreatedFact } from '../events/display-events.ts';
+import type { ContactFact } from '../events/contact-events.ts';
+import type { SurveyFact } from '../events/survey-events.ts';
+import type { ResponseFact } from '../events/response-events.ts';
 import type { ResponseCommand } from '../events/responses.ts';
 import type { TraceHeaders } from '../observability/tracing.ts';
 import type { Topics } from './kafka.ts';
@@ -34,8 +37,14 @@ export interface Outputs {
   displays: Output<DisplayCreated>;
   /** Contact changes, keyed by environment id and user id. */
   contacts: Output<ContactCommand>;
-  /** Facts about responses for downstream consumers, keyed by response id. */
-  responseEvents: Output<ResponseFinished>;
+  /** Public facts (docs/events.md): responses after each change, keyed by response id. */
+  responseEvents: Output<ResponseFact>;
+  /** Public facts: displays stored, keyed by display id. */
+  displayEvents: Output<DisplayCreatedFact>;
+  /** Public facts: contacts identified, updated, deleted, keyed by contact id. */
+  contactEvents: Output<ContactFact>;
+  /** Public facts: surveys created, updated, status changed, deleted, keyed by survey id. */
+  surveyEvents: Output<SurveyFact>;
   /** What could not be applied or delivered; keyed by the original key (see events/dead-letters.ts). */
   deadLetters: Output<DeadLetterRecord>;
 }
@@ -58,6 +67,9 @@ export function createOutputs(publisher: Writer, topics: Topics): Outputs {
     displays: output(publisher, topics.displays, (d) => d.displayId),
     contacts: output(publisher, topics.contacts, (c) => contactKey(c.environmentId, c.userId)),
     responseEvents: output(publisher, topics['response-events'], (e) => e.responseId),
+    displayEvents: output(publisher, topics['display-events'], (e) => e.displayId),
+    contactEvents: output(publisher, topics['contact-events'], (e) => e.contactId),
+    surveyEvents: output(publisher, topics['survey-events'], (e) => e.surveyId),
     deadLetters: output(publisher, topics['dead-letter'], (r) =>
       r.type === 'delivery.failed' ? r.responseId : r.key,
     ),

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import type { ContactIdentified } from '../events/contacts.ts';
 import type { DisplayCreated } from '../events/displays.ts';
 import type { ResponseCreated, ResponseUpdated } from '../events/responses.ts';
-import type { ResponseFinished } from '../events/response-events.ts';
+import type { ResponseFact } from '../events/response-events.ts';
 import { contactIdFor, newId } from '../ids.ts';
 import { deliveryEnqueuer } from '../integrations/delivery/enqueue.ts';
 import { deleteContact, findContact, type ContactRecord } from '../store/contacts.ts';
@@ -206,16 +206,17 @@ describe('deleting a contact while a consumer applies an event for it', () => {
     await createLink(em(), { integrationId: integration.id, surveyId, targetId: 'C1', mapping: [] });
     const contact = await storedContact('dan');
     const responseId = newId('rsp');
-    const finished: ResponseFinished[] = [];
+    const facts: ResponseFact[] = [];
     await unitOfWork(
       responseProcessor,
       world.orm.em,
       [responseCreated(responseId, contact, aMomentAgo(), { finished: true })],
       {
         ...ignoreEffects,
-        publish: async (events) => void finished.push(...events),
+        publish: async (events) => void facts.push(...events),
       },
     );
+    const finished = facts.filter((fact) => fact.type === 'response.finished');
     assert.equal(finished.length, 1, 'the response processor announced the finished response');
 
     await deleteWhileApplying(contact, /insert into deliveries/, (em) =>

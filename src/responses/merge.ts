@@ -55,18 +55,28 @@ export function finishedAfter(finished: boolean, sent: boolean | undefined): boo
   return finished || sent === true;
 }
 
-/** Applies commands in order; rejected ones leave the state as it was and are reported. */
+/**
+ * Applies commands in order; rejected ones leave the state as it was and are reported. `applied`
+ * lists each applied command with the state right after it.
+ */
 export function foldResponse(
   state: ResponseState | undefined,
   commands: readonly ResponseCommand[],
-): { state: ResponseState | undefined; rejected: Rejected<ResponseCommand, RejectionReason>[] } {
+): {
+  state: ResponseState | undefined;
+  applied: { command: ResponseCommand; state: ResponseState }[];
+  rejected: Rejected<ResponseCommand, RejectionReason>[];
+} {
+  const applied: { command: ResponseCommand; state: ResponseState }[] = [];
   const rejected: Rejected<ResponseCommand, RejectionReason>[] = [];
   for (const command of commands) {
     const outcome = mergeResponse(state, command);
-    if (outcome.kind === 'applied') state = outcome.state;
-    else rejected.push({ command, reason: outcome.reason });
+    if (outcome.kind === 'applied') {
+      state = outcome.state;
+      applied.push({ command, state });
+    } else rejected.push({ command, reason: outcome.reason });
   }
-  return { state, rejected };
+  return { state, applied, rejected };
 }
 
 function created(command: ResponseCreated): ResponseState {

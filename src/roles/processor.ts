@@ -1,4 +1,5 @@
-// Composition of the processor role: one consumer group per input topic.
+// Composition of the processor role: one consumer group per input topic, and the relay of the
+// facts the store's triggers write.
 import type { Named } from '../events/envelope.ts';
 import type { Config } from '../config.ts';
 import type { Kafka, Topics } from '../kafka/kafka.ts';
@@ -11,6 +12,7 @@ import { batchHandler, type Processor } from '../pipeline/batch-handler.ts';
 import { responseProcessor } from '../processors/responses/response-processor.ts';
 import { displayProcessor } from '../processors/displays/display-processor.ts';
 import { contactProcessor } from '../processors/contacts/contact-processor.ts';
+import { startFactRelay } from '../pipeline/fact-relay.ts';
 
 export interface ProcessorRoleDeps {
   config: Config;
@@ -22,7 +24,12 @@ export interface ProcessorRoleDeps {
   logger: Logger;
 }
 
-export async function startProcessors(deps: ProcessorRoleDeps): Promise<RunningConsumer[]> {
+export interface RunningProcessors {
+  consumers: RunningConsumer[];
+  stop(): Promise<void>;
+}
+
+export async function startProcessors(deps: ProcessorRoleDeps): Promise<RunningProcessors> {
   const { config, kafka, orm, outputs, topics, metrics } = deps;
   const logger = deps.logger.child({ component: 'processor' });
   const consume = <C extends Named, E extends Named>(
@@ -47,9 +54,17 @@ export async function startProcessors(deps: ProcessorRoleDeps): Promise<RunningC
       },
       logger,
     );
-  return Promise.all([
+  const consumers = await Promise.all([
     consume('responses', responseProcessor, outputs.responseEvents),
-    consume('displays', displayProcessor),
+    consume('displays', displayProcessor, outputs.displayEvents),
     consume('contacts', contactProcessor),
   ]);
+  const relay = startFactRelay({ orm, outputs, logger });
+  return {
+    consumers,
+    async stop() {
+      await Promise.all(consumers.map((c) => c.stop()));
+      await relay.stop();
+    },
+  };
 }

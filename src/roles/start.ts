@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { loadConfig, type Config } from '../config.ts';
 import { createLogger, type Logger } from '../logger.ts';
-import { ensureLocalServices } from '../local-services.ts';
+import { ensureLocalServices, MissingPrerequisite } from '../local-services.ts';
 import { createKafka, ensureTopics, kafkaAnswers, topicsFor } from '../kafka/kafka.ts';
 import { Publisher } from '../kafka/publisher.ts';
 import { createOutputs } from '../kafka/outputs.ts';
@@ -70,7 +70,11 @@ export async function startChorus({
     : undefined;
   const logger =
     given ??
-    createLogger(config.log.level, undefined, { onError: errorTracking?.report, mixin: activeTraceIds });
+    createLogger(config.log.level, undefined, {
+      onError: errorTracking?.report,
+      mixin: activeTraceIds,
+      format: config.log.format,
+    });
   const stops: (() => unknown)[] = [];
   const stop = async () => {
     for (const release of stops.reverse()) {
@@ -133,7 +137,14 @@ export async function startChorus({
     const demo = await prepareStore(orm, logger, { demo: !config.database.explicit });
 
     const topics = topicsFor(config.kafka.topicPrefix);
-    await ensureTopics(kafka, topics, config.kafka.partitions);
+    await ensureTopics(kafka, topics, config.kafka.partitions).catch(async (error: unknown) => {
+      if (await kafkaAnswers(kafka, 3000)) throw error;
+      const where = config.kafka.explicit ? 'KAFKA_BROKERS' : 'the local broker';
+      throw new MissingPrerequisite(
+        `no Kafka broker answers at ${config.kafka.brokers.join(',')} (${where})`,
+        { cause: error },
+      );
+    });
     const publisher = new Publisher(
       kafka,
       { ...config.kafka, metrics },
@@ -170,8 +181,8 @@ export async function startChorus({
     if (role === 'all' || role === 'processor') {
       const { startProcessors } = await import('./processor.ts');
       const processors = await startProcessors({ config, kafka, orm, outputs, topics, metrics, logger });
-      stops.push(() => Promise.all(processors.map((c) => c.stop())));
-      consumers.push(...processors);
+      stops.push(() => processors.stop());
+      consumers.push(...processors.consumers);
     }
     // "Started" means consuming: wait (bounded) for every consumer to join its group. One that does
     // not is restarted in the background, and readiness says so meanwhile.

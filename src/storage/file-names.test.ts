@@ -19,10 +19,20 @@ test('a name with nothing usable left, or without an extension, says why', () =>
   assert.deepEqual(cleanFileName('photo.???'), { problem: 'File name must have an extension' });
 });
 
-test("the key is under the environment's private folder and the file URL is its relative /storage path, encoded", () => {
+test("the key is under the environment's private folder, by survey and element, and the file URL is its relative /storage path, encoded", () => {
   const name = { base: 'Quittung März', extension: 'pdf' };
-  assert.deepEqual(uploadLocation('env_1', name, 'u-1'), {
-    key: 'env_1/private/Quittung März--fid--u-1.pdf',
-    fileUrl: '/storage/env_1/private/Quittung%20M%C3%A4rz--fid--u-1.pdf',
-  });
+  assert.deepEqual(
+    uploadLocation({ environmentId: 'env_1', surveyId: 'srv_1', elementId: 'q/1' }, name, 'u-1'),
+    {
+      key: 'env_1/private/surveys/srv_1/elements/q/1/Quittung März--fid--u-1.pdf',
+      fileUrl: '/storage/env_1/private/surveys/srv_1/elements/q%2F1/Quittung%20M%C3%A4rz--fid--u-1.pdf',
+    },
+  );
+  assert.deepEqual(
+    uploadLocation({ environmentId: 'env_1', surveyId: 'srv_1', elementId: undefined }, name, 'u-2'),
+    {
+      key: 'env_1/private/surveys/srv_1/Quittung März--fid--u-2.pdf',
+      fileUrl: '/storage/env_1/private/surveys/srv_1/Quittung%20M%C3%A4rz--fid--u-2.pdf',
+    },
+  );
 });

@@ -33,15 +33,33 @@ export function cleanFileName(raw: string): CleanFileName | { readonly problem: 
   return { base, extension: extension.toLowerCase() };
 }
 
-/** Where an upload goes in the bucket and the URL the response stores (relative, as Formbricks'). */
+/** Where an upload is kept: the survey and, when known, its file-upload element. */
+export interface UploadPlace {
+  readonly environmentId: string;
+  readonly surveyId: string;
+  readonly elementId: string | undefined;
+}
+
+/**
+ * Where an upload goes in the bucket and the URL the response stores: relative, as Formbricks'
+ * (`/storage/{environment}/private/surveys/{survey}/elements/{element}/{name}--fid--{id}.{ext}`),
+ * each segment encoded.
+ */
 export function uploadLocation(
-  environmentId: string,
+  place: UploadPlace,
   name: CleanFileName,
   uniqueId: string,
 ): { key: string; fileUrl: string } {
-  const fileName = `${name.base}--fid--${uniqueId}.${name.extension}`;
+  const segments = [
+    place.environmentId,
+    'private',
+    'surveys',
+    place.surveyId,
+    ...(place.elementId === undefined ? [] : ['elements', place.elementId]),
+    `${name.base}--fid--${uniqueId}.${name.extension}`,
+  ];
   return {
-    key: `${environmentId}/private/${fileName}`,
-    fileUrl: `/storage/${environmentId}/private/${encodeURIComponent(fileName)}`,
+    key: segments.join('/'),
+    fileUrl: `/storage/${segments.map(encodeURIComponent).join('/')}`,
   };
 }

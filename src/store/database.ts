@@ -3,12 +3,17 @@ import pg from 'pg';
 
 /** True when a PostgreSQL server answers at the URL's host (any database). */
 export async function serverAnswers(databaseUrl: string): Promise<boolean> {
+  return (await serverProblem(databaseUrl)) === undefined;
+}
+
+/** Why no PostgreSQL server takes a connection at the URL (refused, bad password, …), or undefined. */
+export async function serverProblem(databaseUrl: string): Promise<string | undefined> {
   const client = new pg.Client({ connectionString: adminUrl(databaseUrl), connectionTimeoutMillis: 2000 });
   try {
     await client.connect();
-    return true;
-  } catch {
-    return false;
+    return undefined;
+  } catch (error) {
+    return (error as Error).message || String((error as { code?: unknown }).code ?? error);
   } finally {
     await client.end().catch(() => undefined);
   }

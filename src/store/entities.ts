@@ -2,13 +2,13 @@
 // migrations in ./migrations; a test compares the two so they cannot drift apart.
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
 import { PROVIDERS } from '../config.ts';
+import { SURVEY_STATUSES } from '../events/survey-events.ts';
 
 export const PLANS = ['free', 'enterprise'] as const;
 export type Plan = (typeof PLANS)[number];
 export const PERMISSIONS = ['read', 'write', 'manage'] as const;
 export type Permission = (typeof PERMISSIONS)[number];
-export const SURVEY_STATUSES = ['draft', 'scheduled', 'inProgress', 'paused', 'completed'] as const;
-export type SurveyStatus = (typeof SURVEY_STATUSES)[number];
+export { SURVEY_STATUSES, type SurveyStatus } from '../events/survey-events.ts';
 
 const timestamps = {
   createdAt: p.datetime().defaultRaw('now()'),
@@ -333,6 +333,27 @@ export const RecordCount = defineEntity({
 export type RecordCount = InferEntity<typeof RecordCount>;
 
 /**
+ * Facts made by the store's own triggers (contacts and surveys: migration public_facts), waiting to
+ * be published to their public topic by the fact relay (pipeline/fact-relay.ts), in `seq` order.
+ * Written in the transaction that made the change, so no committed change goes unannounced.
+ */
+export const OutboxFact = defineEntity({
+  name: 'OutboxFact',
+  tableName: 'fact_outbox',
+  properties: {
+    seq: p.bigint().primary().autoincrement(),
+    topic: p.string(),
+    key: p.string(),
+    type: p.string(),
+    environmentId: p.string(),
+    occurredAt: p.datetime(),
+    appliedAt: p.datetime().defaultRaw('now()'),
+    payload: p.json<Record<string, unknown>>(),
+  },
+});
+export type OutboxFact = InferEntity<typeof OutboxFact>;
+
+/**
  * An OAuth connection attempt (src/integrations/README.md, "The OAuth connect flow"): its ticket is
  * redeemed once by the browser, and its state consumed once by the callback. Hashes only, never
  * the ticket or the nonce. Used through conditional UPDATEs in store/integrations.ts.
@@ -373,4 +394,5 @@ export const entities = [
   AppliedEvent,
   RecordCount,
   OAuthAttempt,
+  OutboxFact,
 ];

@@ -1,14 +1,17 @@
-// Usage telemetry: two instances of one deployment send once; a failure is retried later.
+// Usage telemetry: two instances of one deployment send once; a failure is retried later and said
+// once; a receiver that cannot exist (the default placeholder) is said once at start, in plain words.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
+import { Writable } from 'node:stream';
 import { startChorus, type Chorus } from '../../src/roles/start.ts';
 import { createLogger } from '../../src/logger.ts';
 import { Organization } from '../../src/store/entities.ts';
 import { createTestWorld, type TestWorld } from '../helpers/env.ts';
 import { createEnvironment } from '../../src/store/environments.ts';
 import { waitFor } from '../helpers/wait.ts';
+import { freePort } from '../helpers/local-kafka.ts';
 
 describe('usage telemetry', () => {
   let receiver: Server;
@@ -86,5 +89,56 @@ describe('usage telemetry', () => {
     assert.deepEqual(Object.keys(body.infrastructure as object).sort(), ['otel', 'prometheus']);
     assert.match(String((body.meta as { version: string }).version), /^\d+\.\d+\.\d+/);
     assert.ok(!JSON.stringify(body).includes('Telemetry'), 'no names or content');
+  });
+
+  /** Runs the integrations role for a few telemetry checks; the lines the telemetry logged. */
+  async function telemetryLines(env: NodeJS.ProcessEnv): Promise<Record<string, unknown>[]> {
+    const lines: Record<string, unknown>[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        const line = JSON.parse(chunk.toString()) as Record<string, unknown>;
+        if (line.component === 'usage-telemetry') lines.push(line);
+        done();
+      },
+    });
+    const logger = createLogger('debug', sink, { format: 'json' });
+    const chorus = await startChorus({ role: 'integrations', env, localServices: false, logger });
+    try {
+      await createEnvironment(chorus.orm.em.fork(), { plan: 'free', name: 'Due' }); // something to send
+      await new Promise((resolve) => setTimeout(resolve, 3500)); // a check every second
+    } finally {
+      await chorus.stop();
+    }
+    return lines;
+  }
+
+  test('without a receiver (TELEMETRY_URL unset) it is said once at start, in plain words, and nothing fails', async () => {
+    const lines = await telemetryLines({
+      ...world.env,
+      TELEMETRY_URL: '',
+      REDIS_KEY_PREFIX: `test:${randomBytes(4).toString('hex')}:`,
+    });
+    assert.equal(lines.length, 1, JSON.stringify(lines));
+    assert.equal(lines[0]!.level, 30);
+    assert.match(String(lines[0]!.msg), /no receiver.*set TELEMETRY_URL/);
+    assert.equal(lines[0]!.err, undefined, 'no error, no stack trace');
+  });
+
+  test('a receiver that does not answer is one warning line with the reason, not one per check', async () => {
+    const port = await freePort();
+    const lines = await telemetryLines({
+      ...world.env,
+      TELEMETRY_URL: `http://127.0.0.1:${port}`,
+      REDIS_KEY_PREFIX: `test:${randomBytes(4).toString('hex')}:`,
+    });
+    const shown = lines.filter((line) => Number(line.level) >= 30);
+    assert.equal(shown.length, 1, JSON.stringify(lines));
+    assert.ok(lines.length > shown.length, 'the later checks failed too, at debug');
+    assert.equal(shown[0]!.level, 40);
+    assert.match(
+      String(shown[0]!.msg),
+      new RegExp(`could not reach http://127.0.0.1:${port} \\(.*ECONNREFUSED`),
+    );
+    assert.equal(shown[0]!.err, undefined, 'no stack trace');
   });
 });

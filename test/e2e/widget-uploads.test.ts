@@ -76,8 +76,13 @@ describe('file uploads to a configured S3-compatible store', () => {
       const { signedUrl, presignedFields, fileUrl } = reply.body.data;
       assert.deepEqual(Object.keys(reply.body.data).sort(), ['fileUrl', 'presignedFields', 'signedUrl']);
       assert.equal(signedUrl, `${s3.endpoint}/${s3.bucket}`);
-      assert.match(fileUrl, new RegExp(`^/storage/${env}/private/receipt--fid--[0-9a-f-]{36}\\.pdf$`));
-      assert.equal(presignedFields.key, `${env}/private/${decodeURIComponent(fileUrl.split('/').pop())}`);
+      assert.match(
+        fileUrl,
+        new RegExp(
+          `^/storage/${env}/private/surveys/${survey}/elements/attachment/receipt--fid--[0-9a-f-]{36}\\.pdf$`,
+        ),
+      );
+      assert.equal(presignedFields.key, decodeURIComponent(fileUrl.slice('/storage/'.length)));
       assert.equal(presignedFields['Content-Type'], 'application/pdf');
       assert.equal(presignedFields.bucket, s3.bucket);
       assert.match(
@@ -177,6 +182,32 @@ describe('file uploads to a configured S3-compatible store', () => {
     });
     assert.equal(png.status, 200);
     assert.match(png.body.data.fileUrl, /\/scan--fid--[0-9a-f-]{36}\.png$/);
+  });
+
+  test('a file type no survey may collect, or a content type that contradicts the name, is a 400 naming fileName', async () => {
+    const anything = (fileName: string, fileType: string) =>
+      requestUpload({ ...widgetRequest(fileName, fileType), allowedFileExtensions: null, elementId: null });
+    const page = await anything('invoice.html', 'text/html');
+    assert.equal(page.status, 400);
+    assert.equal(page.body.details.fileName, 'File type .html is not allowed');
+    const disguised = await anything('invoice.pdf', 'text/html');
+    assert.equal(disguised.status, 400);
+    assert.equal(disguised.body.details.fileName, 'Content type text/html does not match a .pdf file');
+    assert.equal(disguised.headers.get('access-control-allow-origin'), '*');
+  });
+
+  test("a type the browser didn't know is signed as the extension's usual one, under the survey without an element", async () => {
+    const reply = await requestUpload({
+      ...widgetRequest('photo.heic', ''),
+      allowedFileExtensions: null,
+      elementId: null,
+    });
+    assert.equal(reply.status, 200, JSON.stringify(reply.body));
+    assert.equal(reply.body.data.presignedFields['Content-Type'], 'image/heic');
+    assert.match(
+      reply.body.data.fileUrl,
+      new RegExp(`^/storage/${env}/private/surveys/${survey}/photo--fid--`),
+    );
   });
 
   test('a response whose file answer is the returned fileUrl is accepted and stored as sent', async () => {

@@ -5,7 +5,11 @@
 // Pure: no service is reached, so unit tests may use them too.
 import type { ContactIdentified } from '../../src/events/contacts.ts';
 import type { DisplayCreated } from '../../src/events/displays.ts';
-import { finishedEventId, type ResponseFinished } from '../../src/events/response-events.ts';
+import {
+  responseFactId,
+  type ResponseFinished,
+  type ResponseSnapshot,
+} from '../../src/events/response-events.ts';
 import type { ResponseCreated, ResponseUpdated } from '../../src/events/responses.ts';
 import { contactIdFor, newId } from '../../src/ids.ts';
 
@@ -77,15 +81,38 @@ export function contactIdentified(
 }
 
 /** A finish as the response processor announces it: its id is derived from the response's. */
-export function responseFinished(fields: Partial<ResponseFinished> = {}): ResponseFinished {
+export function responseFinished(
+  fields: Partial<Omit<ResponseFinished, 'response'>> & { response?: Partial<ResponseSnapshot> } = {},
+): ResponseFinished {
   const responseId = fields.responseId ?? TEST_RESPONSE;
+  const base = envelope();
+  const environmentId = fields.environmentId ?? base.environmentId;
+  const surveyId = fields.surveyId ?? TEST_SURVEY;
   return {
     type: 'response.finished',
-    ...envelope(),
-    eventId: finishedEventId(responseId),
+    ...base,
+    appliedAt: base.occurredAt,
+    eventId: responseFactId('response.finished', responseId, base.eventId),
     responseId,
-    surveyId: TEST_SURVEY,
-    response: {},
+    surveyId,
     ...fields,
+    response: {
+      id: responseId,
+      environmentId,
+      surveyId,
+      finished: true,
+      data: {},
+      ttc: {},
+      variables: {},
+      meta: {},
+      language: null,
+      endingId: null,
+      displayId: null,
+      singleUseId: null,
+      contactId: null,
+      createdAt: base.occurredAt,
+      updatedAt: base.occurredAt,
+      ...fields.response,
+    },
   };
 }

@@ -4,10 +4,12 @@
 // multipart form, to `signedUrl` itself, and puts `fileUrl` in the response's answer.
 //
 // With a store configured (S3_*, config.ts `storage`), the answer is an S3 presigned POST as
-// Formbricks makes it: the key `{environmentId}/private/{name}--fid--{uuid}.{ext}`, the content type
-// and the bucket fixed by the policy, the size bounded by `content-length-range`, good for two
-// minutes; `fileUrl` is the relative `/storage/{environmentId}/private/{name}` Formbricks answers.
-// Chorus never sees the file: the store checks the signature and the conditions.
+// Formbricks makes it: the key `{environmentId}/private/surveys/{surveyId}/elements/{elementId}/
+// {name}--fid--{uuid}.{ext}`, the content type and the bucket fixed by the policy, the size bounded
+// by `content-length-range`, good for two minutes; `fileUrl` is that key as the relative
+// `/storage/…` path Formbricks answers. Chorus never sees the file: the store checks the signature
+// and the conditions. Only the file types of storage/file-types.ts are signed, and only with a
+// content type that fits the name.
 //
 // Without a store, every request is answered 501 `not_implemented` with
 // `details.storage_error_code: "not_configured"` after the usual checks. The widget shows "upload
@@ -27,6 +29,7 @@ import { nullable, parseJsonBody, requireId, validateBody } from '../validation.
 import { requireStorableRequest } from '../safe-json.ts';
 import type { Element } from '../../surveys/definition.ts';
 import { cleanFileName, uploadLocation } from '../../storage/file-names.ts';
+import { uploadContentType } from '../../storage/file-types.ts';
 import { presignPost, type S3Target } from '../../storage/s3-presign.ts';
 import { preflight } from './cors.ts';
 import { CORS_HEADERS, requireEnvironment, type ClientContext } from './context.ts';
@@ -35,7 +38,8 @@ import { CORS_HEADERS, requireEnvironment, type ClientContext } from './context.
 const UploadBody = Compile(
   Type.Object({
     fileName: Type.String({ minLength: 1, maxLength: 255 }),
-    fileType: Type.String({ minLength: 1, maxLength: 255 }),
+    // A browser's `File.type`: empty when it doesn't know the type.
+    fileType: Type.String({ maxLength: 255 }),
     surveyId: Type.String({ pattern: ID_PATTERN }),
     allowedFileExtensions: nullable(Type.Array(Type.String({ maxLength: 32 }), { maxItems: 100 })),
     elementId: nullable(Type.String({ maxLength: 255 })),
@@ -109,10 +113,13 @@ async function presignUpload(ctx: ClientContext, store: UploadStore | undefined,
       throw invalidInput({ fileName: `File type .${name.extension} is not allowed` }, 'Invalid file name');
     }
   }
-  const { key, fileUrl } = uploadLocation(environmentId, name, randomUUID());
+  const type = uploadContentType(name.extension, body.fileType);
+  if ('problem' in type) throw invalidInput({ fileName: type.problem }, 'Invalid file type');
+  const place = { environmentId, surveyId: survey.id, elementId: element?.id };
+  const { key, fileUrl } = uploadLocation(place, name, randomUUID());
   const post = presignPost(store.target, {
     key,
-    contentType: body.fileType,
+    contentType: type.contentType,
     maxBytes: maxUploadBytes(element),
     expiresInSeconds: UPLOAD_EXPIRES_IN_SECONDS,
     now: store.now?.() ?? new Date(),

@@ -1,8 +1,10 @@
 // Anonymous usage telemetry: `POST {TELEMETRY_URL}/api/v1/instances/{instanceId}/usage-updates`
 // at most once per 24 hours per deployment. Checked on a schedule (node-cron); a Redis lock
 // (SET NX PX) makes one instance of several send, and the time of the last send lives in Redis too.
-// A failure is logged and retried at the next check; it never stops the service. Counts and flags
-// only: never survey content.
+// A failure is logged (a warning when the receiver stops answering, debug while it stays away) and
+// retried at the next check; it never stops the service. Counts and flags only: never survey content.
+// The default receiver is a placeholder under `.invalid`, a domain that never resolves (RFC 6761):
+// with it nothing can be sent, which is said once at start instead of failing at every check.
 import { createHash } from 'node:crypto';
 import { schedule, type ScheduledTask } from 'node-cron';
 import type { EntityManager } from '../../store/orm.ts';
@@ -28,11 +30,33 @@ export function startUsageTelemetry(deps: UsageTelemetryDeps): {
   stop(): Promise<void>;
 } {
   const log = deps.logger.child({ component: 'usage-telemetry' });
+  const { url } = deps.config.telemetry;
+  if (new URL(url).hostname.endsWith('.invalid')) {
+    log.info(
+      `usage telemetry has no receiver: ${url} is a placeholder that never resolves, so no usage ` +
+        'update is sent; set TELEMETRY_URL to your receiver to send them',
+    );
+    return { check: () => Promise.resolve('skipped'), stop: () => Promise.resolve() };
+  }
+  let failing = false;
   const check = () =>
-    checkAndSend(deps).catch((err: unknown) => {
-      log.warn({ err }, 'usage telemetry failed; will try again at the next check');
-      return 'failed' as const;
-    });
+    checkAndSend(deps).then(
+      (outcome) => {
+        if (outcome === 'sent' && failing) log.info('usage telemetry reached its receiver again');
+        if (outcome === 'sent') failing = false;
+        return outcome;
+      },
+      (err: unknown) => {
+        // One warning when the receiver stops answering, in one line; the repeats are debug.
+        if (failing) log.debug({ err }, 'usage telemetry failed again');
+        else
+          log.warn(
+            `usage telemetry could not reach ${url} (${reason(err)}); will try again at the next check`,
+          );
+        failing = true;
+        return 'failed' as const;
+      },
+    );
   const task: ScheduledTask = schedule(deps.config.telemetry.cron, () => check().then(() => undefined), {
     name: 'usage-telemetry',
     noOverlap: true,
@@ -44,6 +68,12 @@ export function startUsageTelemetry(deps: UsageTelemetryDeps): {
       await task.destroy();
     },
   };
+}
+
+/** An error and its cause in one line: `fetch failed: getaddrinfo ENOTFOUND host`. */
+function reason(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  return err.cause instanceof Error ? `${err.message}: ${err.cause.message}` : err.message;
 }
 
 async function checkAndSend({

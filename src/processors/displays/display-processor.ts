@@ -1,13 +1,15 @@
-// The display processor: consumes the `displays` topic and keeps the `displays` table.
+// The display processor: consumes the `displays` topic, keeps the `displays` table and announces
+// each display it stored on display-events.
 import { DisplayCreatedCheck, type DisplayCreated } from '../../events/displays.ts';
+import { displayFactId, type DisplayCreatedFact } from '../../events/display-events.ts';
 import type { Processor } from '../../pipeline/batch-handler.ts';
 import { ensureContacts, withoutDeletedContacts } from '../../store/contacts.ts';
 import { insertDisplays } from '../../store/displays.ts';
 
-export const displayProcessor: Processor<DisplayCreated> = {
+export const displayProcessor: Processor<DisplayCreated, DisplayCreatedFact> = {
   schema: DisplayCreatedCheck,
   keyOf: (event) => event.displayId,
-  async apply(tx, events) {
+  async apply(tx, events, effects) {
     // A display of a contact deleted after it was shown went with the contact.
     const todo = await withoutDeletedContacts(
       tx,
@@ -22,5 +24,21 @@ export const displayProcessor: Processor<DisplayCreated> = {
       ),
     );
     await insertDisplays(tx, todo);
+    const appliedAt = new Date().toISOString();
+    if (todo.length > 0) await effects.publish(todo.map((display) => factOf(display, appliedAt)));
   },
 };
+
+function factOf(display: DisplayCreated, appliedAt: string): DisplayCreatedFact {
+  return {
+    type: 'display.created',
+    version: 1,
+    eventId: displayFactId(display.displayId),
+    occurredAt: display.occurredAt,
+    appliedAt,
+    environmentId: display.environmentId,
+    displayId: display.displayId,
+    surveyId: display.surveyId,
+    contactId: display.contactId ?? null,
+  };
+}

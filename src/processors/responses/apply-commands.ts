@@ -1,6 +1,7 @@
 // Step 2 of the response pipeline: in the batch's transaction (whose event ids the pipeline has
 // claimed), the fresh commands are applied: lock and load rows → fold → single-use check → link
-// contacts → persist → link displays → count quotas → record rejections (before the commit).
+// contacts → persist → link displays → count quotas → record rejections and announce every change
+// on response-events (before the commit).
 import type { EntityManager } from '../../store/orm.ts';
 import { lockResponses, saveResponses } from '../../store/response-rows.ts';
 import type { ResponseCommand, ResponseCreated } from '../../events/responses.ts';
@@ -11,16 +12,16 @@ import type { RejectionReason, ResponseState } from '../../responses/state.ts';
 import { foldResponse } from '../../responses/merge.ts';
 import { singleUseConflicts } from './single-use.ts';
 import type { Effects, Rejected } from '../../pipeline/batch-handler.ts';
-import { finishedEventId, type ResponseFinished } from '../../events/response-events.ts';
+import { responseFactId, type ResponseFact, type ResponseSnapshot } from '../../events/response-events.ts';
 
 /**
- * Applies `commands` in the transaction of `tx`. Rejections and `response.finished` events are
- * written inside it, before the commit (see Effects).
+ * Applies `commands` in the transaction of `tx`. Rejections and the facts of each applied change
+ * are written inside it, before the commit (see Effects).
  */
 export async function applyCommands(
   tx: EntityManager,
   commands: readonly ResponseCommand[],
-  effects: Effects<ResponseCommand, ResponseFinished>,
+  effects: Effects<ResponseCommand, ResponseFact>,
 ): Promise<void> {
   const byResponse = new Map<string, ResponseCommand[]>();
   for (const command of commands) {
@@ -32,11 +33,15 @@ export async function applyCommands(
   const existing = await lockResponses(tx, [...byResponse.keys()]);
   const rejections: Rejected<ResponseCommand, RejectionReason>[] = [];
   const changed: ResponseState[] = [];
+  const steps: { command: ResponseCommand; state: ResponseState; before: ResponseState | undefined }[] = [];
   const created: { state: ResponseState; command: ResponseCreated }[] = [];
   for (const [id, list] of byResponse) {
-    const { state, rejected } = foldResponse(existing.get(id), list);
+    const { state, applied, rejected } = foldResponse(existing.get(id), list);
     rejections.push(...rejected);
     if (!state) continue;
+    applied.forEach((step, i) =>
+      steps.push({ ...step, before: i === 0 ? existing.get(id) : applied[i - 1]!.state }),
+    );
     changed.push(state);
     const create = list.find((c): c is ResponseCreated => c.type === 'response.created');
     if (!existing.has(id) && create) created.push({ state, command: create });
@@ -74,20 +79,42 @@ export async function applyCommands(
   );
   await countQuotas(tx, accepted);
   if (rejections.length > 0) await effects.reject(rejections);
-  const finished = accepted.filter((s) => s.finished && !existing.get(s.id)?.finished);
-  if (finished.length > 0) await effects.publish(finished.map(finishedEvent));
+  const appliedAt = new Date().toISOString();
+  const facts = steps
+    .filter((step) => !refused.has(step.state.id))
+    .flatMap((step) => factsOf(step, appliedAt));
+  if (facts.length > 0) await effects.publish(facts);
 }
 
-/** The announcement of a finished response, for the response-events topic. */
-function finishedEvent(state: ResponseState): ResponseFinished {
-  return {
-    type: 'response.finished',
+/**
+ * The facts of one applied command: `response.created` or `response.updated`, and
+ * `response.finished` too when it finished the response.
+ */
+function factsOf(
+  step: { command: ResponseCommand; state: ResponseState; before: ResponseState | undefined },
+  appliedAt: string,
+): ResponseFact[] {
+  const { command, state, before } = step;
+  const types: ResponseFact['type'][] = [
+    command.type === 'response.created' ? 'response.created' : 'response.updated',
+  ];
+  if (state.finished && !before?.finished) types.push('response.finished');
+  const response = snapshotOf(state);
+  return types.map((type) => ({
+    type,
     version: 1,
-    eventId: finishedEventId(state.id),
-    occurredAt: state.updatedAt,
+    eventId: responseFactId(type, state.id, command.eventId),
+    occurredAt: command.occurredAt,
+    appliedAt,
     environmentId: state.environmentId,
     responseId: state.id,
     surveyId: state.surveyId,
-    response: { ...state },
-  };
+    response,
+  }));
+}
+
+/** The response as the public stream shows it: the contact's attributes stay on contact-events. */
+function snapshotOf(state: ResponseState): ResponseSnapshot {
+  const { contactAttributes: _personal, ...snapshot } = state;
+  return { ...snapshot, meta: state.meta };
 }

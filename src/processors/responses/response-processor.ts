@@ -1,10 +1,10 @@
 // The response processor: consumes the `responses` topic and keeps the `responses` table.
 import { ResponseCommandCheck, type ResponseCommand } from '../../events/responses.ts';
-import type { ResponseFinished } from '../../events/response-events.ts';
+import type { ResponseFact } from '../../events/response-events.ts';
 import type { Processor } from '../../pipeline/batch-handler.ts';
 import { applyCommands } from './apply-commands.ts';
 
-export const responseProcessor: Processor<ResponseCommand, ResponseFinished> = {
+export const responseProcessor: Processor<ResponseCommand, ResponseFact> = {
   schema: ResponseCommandCheck,
   keyOf: (command) => command.responseId,
   apply: applyCommands,

@@ -11,6 +11,7 @@ import { Migration20261123020000_oauth_attempts } from './Migration2026112302000
 import { Migration20261124000000_quota_members_per_survey } from './Migration20261124000000_quota_members_per_survey.ts';
 import { Migration20261124010000_delivery_claimed_at } from './Migration20261124010000_delivery_claimed_at.ts';
 import { Migration20261125000000_widget_state } from './Migration20261125000000_widget_state.ts';
+import { Migration20261126000000_public_facts } from './Migration20261126000000_public_facts.ts';
 
 export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261122000000_foundation', class: Migration20261122000000_foundation },
@@ -30,4 +31,5 @@ export const migrationsList: MigrationObject[] = [
   },
   { name: 'Migration20261124010000_delivery_claimed_at', class: Migration20261124010000_delivery_claimed_at },
   { name: 'Migration20261125000000_widget_state', class: Migration20261125000000_widget_state },
+  { name: 'Migration20261126000000_public_facts', class: Migration20261126000000_public_facts },
 ];
