@@ -27,6 +27,16 @@ const STATUS: Record<ErrorKind, [number, string]> = {
   idempotency_key_reused: [422, 'unprocessable_entity'],
 };
 
+/** The one error not in the catalogue: a bug, answered without its details. */
+const INTERNAL: [number, string] = [500, 'internal_server_error'];
+
+/** Every error answer the edge gives, `[status, code]` (the API document lists them: edge/openapi/). */
+export const ERROR_ANSWERS: readonly (readonly [number, string])[] = [
+  ...new Map(
+    [...Object.values(STATUS), INTERNAL].map(([status, code]) => [code, [status, code] as const]),
+  ).values(),
+];
+
 /** Seconds a client should wait before retrying after a 503 that does not say. */
 const RETRY_AFTER_SECONDS = 5;
 
@@ -50,7 +60,7 @@ export function errorReply(error: unknown, logger: Logger): HttpReply {
   return {
     status: 500,
     headers: { ...API_HEADERS },
-    body: { code: 'internal_server_error', message: 'Something went wrong. Please try again.', details: {} },
+    body: { code: INTERNAL[1], message: 'Something went wrong. Please try again.', details: {} },
   };
 }
 

@@ -8,6 +8,7 @@ import { ChorusError, invalidInput } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { API_HEADERS, errorReply } from './http-errors.ts';
 import type { HttpReply, HttpRequest } from './http/types.ts';
+import type { RouteDoc } from './openapi/route-doc.ts';
 
 export interface RouteRequest extends HttpRequest {
   params: Record<string, string>;
@@ -18,6 +19,8 @@ export interface Route {
   path: string;
   handler: (request: RouteRequest) => Promise<HttpReply> | HttpReply;
   headers?: Record<string, string>;
+  /** What the API document says of the route (openapi/): the edge serves no route without one. */
+  doc?: RouteDoc;
 }
 
 interface CompiledRoute extends Route {

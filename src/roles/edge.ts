@@ -24,34 +24,23 @@ import { measured, traced } from '../edge/http/instrumentation.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { tracingEnabled } from '../observability/tracing.ts';
 import { createRouter } from '../edge/router.ts';
-import { healthRoutes } from '../edge/health.ts';
+import { edgeRoutes } from '../edge/routes.ts';
 import type { Readiness } from '../observability/readiness.ts';
 import type { ClientContext } from '../edge/client/context.ts';
 import { clientCorsFor, withClientCors } from '../edge/client/cors.ts';
-import { clientResponseRoutes } from '../edge/client/responses.ts';
-import { clientDisplayRoutes } from '../edge/client/displays.ts';
-import { clientIdentifyRoutes } from '../edge/client/identify.ts';
-import { clientEnvironmentRoutes, environmentStateLoader } from '../edge/client/environment.ts';
-import { clientStorageRoutes } from '../edge/client/storage.ts';
+import { environmentStateLoader } from '../edge/client/environment.ts';
 import { singleUseIds } from '../edge/client/single-use.ts';
 import { RecentContactActivity } from '../edge/client/recent-activity.ts';
 import { idempotency } from '../edge/client/idempotency.ts';
 import { redisRateLimiter } from '../edge/rate-limit.ts';
 import { rateLimited } from '../edge/request-limits.ts';
 import type { ManagementContext } from '../edge/management/context.ts';
-import { managementResponseRoutes } from '../edge/management/responses.ts';
-import { managementSurveyRoutes } from '../edge/management/surveys.ts';
-import { managementContactRoutes } from '../edge/management/contacts.ts';
-import { managementAttributeKeyRoutes } from '../edge/management/attribute-keys.ts';
-import { managementActionClassRoutes } from '../edge/management/action-classes.ts';
-import { managementWidgetSettingsRoutes } from '../edge/management/widget-settings.ts';
 import type { IntegrationsContext } from '../edge/management/integrations/context.ts';
-import { oauthRoutes } from '../edge/management/integrations/oauth.ts';
-import { integrationRoutes } from '../edge/management/integrations/integrations.ts';
-import { linkRoutes } from '../edge/management/integrations/links.ts';
 import type { Destinations } from '../integrations/destination.ts';
 
 export interface EdgeDeps {
+  /** The release (package.json), as the API document states it. */
+  version: string;
   metrics?: Metrics;
   http: Config['http'];
   integrations: Config['integrations'];
@@ -145,32 +134,22 @@ export async function startEdge(deps: EdgeDeps): Promise<RunningEdge> {
     logger: log,
   });
 
-  const router = createRouter(
-    [
-      ...healthRoutes(deps.readiness),
-      ...clientResponseRoutes(client, idempotencyKeys),
-      ...clientDisplayRoutes(client, idempotencyKeys),
-      ...clientIdentifyRoutes(
-        client,
-        fromStore((environmentId: string, contactId: string) =>
-          findContactActivity(em, environmentId, contactId),
-        ),
+  const routes = edgeRoutes(
+    {
+      readiness: deps.readiness,
+      client,
+      idempotency: idempotencyKeys,
+      activityOf: fromStore((environmentId: string, contactId: string) =>
+        findContactActivity(em, environmentId, contactId),
       ),
-      ...clientStorageRoutes(client, deps.storage && { target: deps.storage }),
-      ...clientEnvironmentRoutes(environmentStates),
-      ...managementResponseRoutes(management),
-      ...managementSurveyRoutes(management),
-      ...managementContactRoutes(management),
-      ...managementAttributeKeyRoutes(management),
-      ...managementActionClassRoutes(management),
-      ...managementWidgetSettingsRoutes(management),
-      ...oauthRoutes(integrations),
-      ...integrationRoutes(integrations),
-      ...linkRoutes(integrations),
-    ],
-    log,
-    { unmatchedHeaders: clientCorsFor },
+      uploads: deps.storage && { target: deps.storage },
+      environmentStates,
+      management,
+      integrations,
+    },
+    deps.version,
   );
+  const router = createRouter(routes, log, { unmatchedHeaders: clientCorsFor });
   // Wrapped only in what is on: without tracing, a request pays for no span code at all.
   // `/js/*` (the widget bundles) is answered before the router, which knows no path of any depth.
   let handler: HttpHandler = rateLimited(withWidgetAssets(router, deps.http.widgetAssetsDir, log), {

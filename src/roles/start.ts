@@ -207,6 +207,7 @@ export async function startChorus({
     if (servesEdge) {
       const { startEdge } = await import('./edge.ts');
       const edge = await startEdge({
+        version: VERSION,
         http: config.http,
         integrations: config.integrations,
         storage: config.storage,

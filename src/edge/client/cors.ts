@@ -5,7 +5,9 @@
 // honours on client writes), cached for an hour; every other answer on a client path carries
 // `Access-Control-Allow-Origin: *`, errors included — the router's own 404/405 and the adapter's
 // 413/500 too — or the browser hides it from the widget.
+import Type from 'typebox';
 import type { HttpReply } from '../http/types.ts';
+import { data } from '../openapi/route-doc.ts';
 import type { Route } from '../router.ts';
 import { CORS_HEADERS } from './context.ts';
 
@@ -30,6 +32,20 @@ export function preflight(path: string, methods: string[]): Route {
     method: 'OPTIONS',
     path,
     headers: CORS_HEADERS,
+    doc: {
+      summary: "CORS preflight: any origin, the path's methods",
+      replies: {
+        200: data(Type.Object({}), 'The methods and headers a page on any origin may send', {
+          'Access-Control-Allow-Methods': {
+            schema: Type.String(),
+            description: `${methods.join(', ')}, OPTIONS`,
+          },
+          'Access-Control-Allow-Headers': { schema: Type.String(), description: ALLOWED_HEADERS },
+          'Access-Control-Max-Age': { schema: Type.Integer(), description: '3600' },
+        }),
+      },
+      errors: [],
+    },
     handler: () => ({
       status: 200,
       headers: {

@@ -6,6 +6,8 @@ import { ID_PATTERN } from '../../ids.ts';
 import type { DisplayCreated } from '../../events/displays.ts';
 import type { SurveySnapshot } from '../../store/surveys.ts';
 import type { Route, RouteRequest } from '../router.ts';
+import { data } from '../openapi/route-doc.ts';
+import { Display } from '../openapi/replies.ts';
 import { nullable } from '../validation.ts';
 import { preflight } from './cors.ts';
 import {
@@ -17,7 +19,7 @@ import {
   userOf,
   type Identity,
 } from './context.ts';
-import type { Idempotency, IdempotentWrite } from './idempotency.ts';
+import { IDEMPOTENCY_KEY, type Idempotency, type IdempotentWrite } from './idempotency.ts';
 
 /** v1 (the spec): `{surveyId, userId?}`; `null` means absent, as in the response bodies. */
 const CreateBodyV1 = Compile(
@@ -70,6 +72,16 @@ export function clientDisplayRoutes(ctx: ClientContext, idempotency: Idempotency
         method: 'POST',
         path,
         headers: CORS_HEADERS,
+        doc: {
+          summary:
+            version === 'v1'
+              ? 'Record that a survey was displayed (`userId` names an identified user)'
+              : 'Record that a survey was displayed, as the Formbricks widget does (`contactId` names an identified user)',
+          headers: IDEMPOTENCY_KEY,
+          body: (version === 'v1' ? CreateBodyV1 : CreateBodyV2).Type(),
+          replies: { 200: data(Display, 'Accepted (written to the log; the processor stores it)') },
+          errors: [400, 403, 404, 409, 422, 503],
+        },
         handler: (r) =>
           idempotency.run(r, 'displays', 'dsp', (attempt) => createDisplay(ctx, r, attempt, open)),
       },

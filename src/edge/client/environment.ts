@@ -5,12 +5,15 @@
 // widget settings: see the widget_state migration) and rebuilt at most once per time-to-live
 // otherwise. The answer may be cached by browsers and CDNs for a minute, as Formbricks allows,
 // and revalidated with its ETag (304). The answer is serialized once per build, not per request.
+import Type from 'typebox';
 import { notFound } from '../../errors.ts';
 import { buildEnvironmentState, matchesEtag } from '../../surveys/widget-state.ts';
 import type { EnvironmentStateInput } from '../../surveys/widget-state.ts';
 import type { Directory } from '../directory.ts';
 import type { HttpReply } from '../http/types.ts';
 import type { Route, RouteRequest } from '../router.ts';
+import { data } from '../openapi/route-doc.ts';
+import { EnvironmentState } from '../openapi/replies.ts';
 import { requireStorableRequest } from '../safe-json.ts';
 import { requireId } from '../validation.ts';
 import { CORS_HEADERS } from './context.ts';
@@ -54,8 +57,23 @@ export function clientEnvironmentRoutes(states: Directory<CachedEnvironmentState
       body: state.json,
     };
   };
+  const caching = {
+    'Cache-Control': { schema: Type.String(), description: ENVIRONMENT_CACHE_CONTROL },
+    ETag: { schema: Type.String(), description: 'A weak ETag of the state (not of `expiresAt`)' },
+  };
+  const doc = {
+    summary: "The widget's environment state: its app surveys, action classes and settings",
+    headers: {
+      'If-None-Match': { schema: Type.String(), description: 'The ETag of a state the client has' },
+    },
+    replies: {
+      200: data(EnvironmentState, "The state, from the edge's cache", caching),
+      304: { description: 'The state named by `If-None-Match` is current', headers: caching },
+    },
+    errors: [400, 404, 503],
+  };
   return ['v1', 'v2'].flatMap((version): Route[] => {
     const path = `/api/${version}/client/:environmentId/environment`;
-    return [{ method: 'GET', path, headers: CORS_HEADERS, handler }, preflight(path, ['GET'])];
+    return [{ method: 'GET', path, headers: CORS_HEADERS, doc, handler }, preflight(path, ['GET'])];
   });
 }

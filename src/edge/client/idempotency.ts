@@ -17,12 +17,14 @@
 // While Redis does not answer, keys are kept in this edge's memory (a retry that reaches another
 // edge then is not recognised); the metric and one log line say so.
 import { createHash } from 'node:crypto';
+import Type from 'typebox';
 import { ChorusError, invalidInput } from '../../errors.ts';
 import { newId, type IdPrefix } from '../../ids.ts';
 import type { Logger } from '../../logger.ts';
 import type { Metrics } from '../../observability/metrics.ts';
 import { luaScript, type Redis } from '../../redis.ts';
 import type { HttpReply } from '../http/types.ts';
+import type { Parameter } from '../openapi/route-doc.ts';
 import type { RouteRequest } from '../router.ts';
 
 /** The ids a write is made of; a retry reuses the first attempt's. */
@@ -48,6 +50,15 @@ export interface Idempotency {
 }
 
 export const MAX_KEY_LENGTH = 255;
+
+/** How the routes that take a key describe it (openapi/). */
+export const IDEMPOTENCY_KEY: Record<string, Parameter> = {
+  'Idempotency-Key': {
+    schema: Type.String({ minLength: 1, maxLength: MAX_KEY_LENGTH }),
+    description:
+      'Makes a retry safe for 24 hours: the same answer again after a 2xx, the same ids after a 503 or 500 (printable ASCII)',
+  },
+};
 /** How long an attempt holds its key: far longer than a write can take (Kafka's ack timeout). */
 const LEASE_MS = 30_000;
 const MEMORY_MAX_KEYS = 100_000;

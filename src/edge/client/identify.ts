@@ -6,6 +6,7 @@
 // §5.8), so both kinds of client are served by one shape. v1 keeps the spec's body rules (string
 // attribute values only); v2, where js-core and the mobile SDKs identify, also takes numbers and
 // booleans, written as strings (the spec's rule 2 for contacts).
+import Type from 'typebox';
 import { mergeAttributes } from '../../contacts/merge.ts';
 import { contactIdFor } from '../../ids.ts';
 import type { ContactIdentified } from '../../events/contacts.ts';
@@ -14,6 +15,8 @@ import type { ContactActivity } from '../../store/contact-activity.ts';
 import type { ContactRecord } from '../../store/contacts.ts';
 import { ATTRIBUTE_KEY_PATTERN } from '../../store/entities.ts';
 import type { Route, RouteRequest } from '../router.ts';
+import { data } from '../openapi/route-doc.ts';
+import { IdentifiedContact } from '../openapi/replies.ts';
 import { parseJsonBody, requireId } from '../validation.ts';
 import { requireStorableRequest } from '../safe-json.ts';
 import { preflight } from './cors.ts';
@@ -39,7 +42,26 @@ export function clientIdentifyRoutes(ctx: ClientContext, activityOf: ActivityRea
     const path = `/api/${version}/client/:environmentId/user`;
     const values = version === 'v1' ? 'string' : 'scalar';
     return [
-      { method: 'POST', path, headers: CORS_HEADERS, handler: (r) => identify(ctx, activityOf, r, values) },
+      {
+        method: 'POST',
+        path,
+        headers: CORS_HEADERS,
+        doc: {
+          summary:
+            version === 'v1'
+              ? 'Identify a user (enterprise): attribute values are strings'
+              : 'Identify a user, as the Formbricks widget does (enterprise): attribute values may also be numbers or booleans',
+          body: identifyBody(values),
+          replies: {
+            200: data(
+              IdentifiedContact,
+              "The contact with its merged attributes, and the widget's user state",
+            ),
+          },
+          errors: [400, 403, 404, 503],
+        },
+        handler: (r) => identify(ctx, activityOf, r, values),
+      },
       preflight(path, ['POST']),
     ];
   });
@@ -81,6 +103,20 @@ export function parseIdentifyBody(value: unknown, values: AttributeValues = 'str
   }
   if (Object.keys(problems).length > 0) throw invalidInput(problems);
   return { userId: userId as string, attributes };
+}
+
+/**
+ * The identify body as the API document states it. parseIdentifyBody checks it, with the spec's
+ * messages; keys are attribute keys (`ATTRIBUTE_KEY_PATTERN`), `email` must look like one, and the
+ * keys `userId` and `id` are ignored.
+ */
+export function identifyBody(values: AttributeValues) {
+  const value =
+    values === 'string' ? Type.String() : Type.Union([Type.String(), Type.Number(), Type.Boolean()]);
+  return Type.Object({
+    userId: Type.String({ minLength: 1, maxLength: 255 }),
+    attributes: Type.Optional(Type.Record(Type.String(), value)),
+  });
 }
 
 const VALUE_PROBLEM: Record<AttributeValues, string> = {

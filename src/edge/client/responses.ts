@@ -10,6 +10,8 @@ import { answerShapeProblems, isAnswered, missingRequiredAnswers } from '../../s
 import { fullQuotaFor, quotaAnswer } from '../../surveys/quotas.ts';
 import { buildResponseMeta } from '../request-meta.ts';
 import type { Route, RouteRequest } from '../router.ts';
+import { data } from '../openapi/route-doc.ts';
+import { ResponseAnswer } from '../openapi/replies.ts';
 import { parseJsonBody, requireId, validateBody } from '../validation.ts';
 import { requireStorableRequest } from '../safe-json.ts';
 import { preflight } from './cors.ts';
@@ -25,7 +27,7 @@ import {
   type ClientContext,
   type Identity,
 } from './context.ts';
-import type { Idempotency, IdempotentWrite } from './idempotency.ts';
+import { IDEMPOTENCY_KEY, type Idempotency, type IdempotentWrite } from './idempotency.ts';
 import { CreateBodyV1, CreateBodyV2, UpdateBody, type CreateBody } from './response-bodies.ts';
 
 /**
@@ -37,11 +39,22 @@ export function clientResponseRoutes(ctx: ClientContext, idempotency: Idempotenc
   return (['v1', 'v2'] as const).flatMap((version): Route[] => {
     const base = `/api/${version}/client/:environmentId/responses`;
     const open = version === 'v1' ? openV1 : openV2;
+    const answer = data(ResponseAnswer, 'Accepted (written to the log; the processor stores it)');
     return [
       {
         method: 'POST',
         path: base,
         headers: CORS_HEADERS,
+        doc: {
+          summary:
+            version === 'v1'
+              ? 'Create a response (`userId` names an identified user)'
+              : 'Create a response, as the Formbricks widget does (`contactId` names an identified user)',
+          headers: IDEMPOTENCY_KEY,
+          body: (version === 'v1' ? CreateBodyV1 : CreateBodyV2).Type(),
+          replies: { 200: answer },
+          errors: [400, 403, 404, 409, 422, 503],
+        },
         handler: (r) =>
           idempotency.run(r, 'responses', 'rsp', (attempt) => createResponse(ctx, r, attempt, open)),
       },
@@ -49,6 +62,12 @@ export function clientResponseRoutes(ctx: ClientContext, idempotency: Idempotenc
         method: 'PUT',
         path: `${base}/:responseId`,
         headers: CORS_HEADERS,
+        doc: {
+          summary: 'Add answers to a response, or finish it',
+          body: UpdateBody.Type(),
+          replies: { 200: answer },
+          errors: [400, 404, 503],
+        },
         handler: (r) => updateResponse(ctx, r),
       },
       preflight(base, ['POST', 'PUT']),

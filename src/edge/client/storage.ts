@@ -23,6 +23,8 @@ import { Compile } from 'typebox/compile';
 import { ChorusError, invalidInput, notFound } from '../../errors.ts';
 import { ID_PATTERN } from '../../ids.ts';
 import type { Route, RouteRequest } from '../router.ts';
+import { data } from '../openapi/route-doc.ts';
+import { PresignedUpload } from '../openapi/replies.ts';
 import { nullable, parseJsonBody, requireId, validateBody } from '../validation.ts';
 import { requireStorableRequest } from '../safe-json.ts';
 import type { Element } from '../../surveys/definition.ts';
@@ -60,7 +62,20 @@ export function clientStorageRoutes(ctx: ClientContext, store: UploadStore | und
   return (['v1', 'v2'] as const).flatMap((version): Route[] => {
     const path = `/api/${version}/client/:environmentId/storage`;
     return [
-      { method: 'POST', path, headers: CORS_HEADERS, handler: (r) => presignUpload(ctx, store, r) },
+      {
+        method: 'POST',
+        path,
+        headers: CORS_HEADERS,
+        doc: {
+          summary: 'Sign a file upload: the browser then POSTs the file to the store itself',
+          description:
+            'Without an S3-compatible store configured, 501 with `details.storage_error_code: "not_configured"`.',
+          body: UploadBody.Type(),
+          replies: { 200: data(PresignedUpload, 'An S3 presigned POST, good for two minutes') },
+          errors: [400, 404, 501, 503],
+        },
+        handler: (r) => presignUpload(ctx, store, r),
+      },
       preflight(path, ['POST']),
     ];
   });

@@ -21,6 +21,8 @@ import { nullable, parseJsonBody, requireId, validateBody } from '../validation.
 import { authenticate, can, permissionFor, requireAccess } from './auth.ts';
 import type { ManagementContext } from './context.ts';
 import { listRoute } from './paging.ts';
+import { data } from '../openapi/route-doc.ts';
+import { ActionClassRecord } from '../openapi/replies.ts';
 
 const Fields = {
   name: Type.String({ minLength: 1, maxLength: 255 }),
@@ -74,10 +76,21 @@ function actionClassFields(body: Input, current?: Partial<ActionClassFields>): A
 export function managementActionClassRoutes(ctx: ManagementContext): Route[] {
   const base = '/api/v1/management/action-classes';
   return [
-    listRoute(base, ctx, (environmentIds, page) => listActionClasses(ctx.orm.em, environmentIds, page)),
+    listRoute(
+      base,
+      ctx,
+      { summary: 'List action classes', item: ActionClassRecord },
+      (environmentIds, page) => listActionClasses(ctx.orm.em, environmentIds, page),
+    ),
     {
       method: 'GET',
       path: `${base}/:actionClassId`,
+      doc: {
+        summary: 'Read an action class',
+        auth: 'apiKey',
+        replies: { 200: data(ActionClassRecord, 'The action class') },
+        errors: [400, 404, 503],
+      },
       handler: async (request) => {
         const { row } = await accessibleActionClass(ctx, request);
         return { status: 200, body: { data: actionClassRecord(row) } };
@@ -86,6 +99,15 @@ export function managementActionClassRoutes(ctx: ManagementContext): Route[] {
     {
       method: 'POST',
       path: base,
+      doc: {
+        summary: 'Create an action class: `code` with a `key`, or `noCode` with a `noCodeConfig`',
+        description:
+          '409 when the name or key is used in the environment. `environmentId` may be left out when the API key can write to exactly one environment.',
+        auth: 'apiKey',
+        body: CreateBody.Type(),
+        replies: { 200: data(ActionClassRecord, 'The action class created') },
+        errors: [400, 409, 503],
+      },
       handler: async (request) => {
         const grant = await authenticate(request, ctx.keys);
         const { environmentId: asked, ...body } = validateBody(CreateBody, parseJsonBody(request.body));
@@ -102,6 +124,13 @@ export function managementActionClassRoutes(ctx: ManagementContext): Route[] {
     {
       method: 'PUT',
       path: `${base}/:actionClassId`,
+      doc: {
+        summary: 'Change the fields sent of an action class, with the same rules',
+        auth: 'apiKey',
+        body: UpdateBody.Type(),
+        replies: { 200: data(ActionClassRecord, 'The action class changed') },
+        errors: [400, 404, 409, 503],
+      },
       handler: async (request) => {
         const { em, row } = await accessibleActionClass(ctx, request);
         const { environmentId, ...body } = validateBody(UpdateBody, parseJsonBody(request.body));
@@ -116,6 +145,12 @@ export function managementActionClassRoutes(ctx: ManagementContext): Route[] {
     {
       method: 'DELETE',
       path: `${base}/:actionClassId`,
+      doc: {
+        summary: 'Delete an action class (survey triggers on it stop being served)',
+        auth: 'apiKey',
+        replies: { 200: data(ActionClassRecord, 'The action class deleted') },
+        errors: [400, 404, 503],
+      },
       handler: async (request) => {
         const { em, row } = await accessibleActionClass(ctx, request);
         const record = actionClassRecord(row);

@@ -15,6 +15,8 @@ import { parseJsonBody, requireId, validateBody } from '../validation.ts';
 import { authenticate, can, requireAccess } from './auth.ts';
 import type { ManagementContext } from './context.ts';
 import { listRoute } from './paging.ts';
+import { data } from '../openapi/route-doc.ts';
+import { AttributeKeyRecord } from '../openapi/replies.ts';
 
 const CreateBody = Compile(
   Type.Object({
@@ -29,10 +31,23 @@ const CreateBody = Compile(
 export function managementAttributeKeyRoutes(ctx: ManagementContext): Route[] {
   const base = '/api/v1/management/contact-attribute-keys';
   return [
-    listRoute(base, ctx, (environmentIds, page) => listAttributeKeys(ctx.orm.em, environmentIds, page)),
+    listRoute(
+      base,
+      ctx,
+      { summary: 'List contact attribute keys', item: AttributeKeyRecord },
+      (environmentIds, page) => listAttributeKeys(ctx.orm.em, environmentIds, page),
+    ),
     {
       method: 'POST',
       path: base,
+      doc: {
+        summary: 'Create a contact attribute key (409 when the key exists)',
+        description: '`environmentId` may be left out when the API key can write to exactly one environment.',
+        auth: 'apiKey',
+        body: CreateBody.Type(),
+        replies: { 200: data(AttributeKeyRecord, 'The key created') },
+        errors: [400, 409, 503],
+      },
       handler: async (request) => {
         const grant = await authenticate(request, ctx.keys);
         const body = validateBody(CreateBody, parseJsonBody(request.body));
@@ -50,6 +65,12 @@ export function managementAttributeKeyRoutes(ctx: ManagementContext): Route[] {
     {
       method: 'DELETE',
       path: `${base}/:keyId`,
+      doc: {
+        summary: 'Delete a contact attribute key and its values from the contacts',
+        auth: 'apiKey',
+        replies: { 200: data(AttributeKeyRecord, 'The key deleted') },
+        errors: [400, 404, 503],
+      },
       handler: async (request) => {
         const grant = await authenticate(request, ctx.keys);
         const id = requireId('keyId', request.params.keyId);

@@ -4,25 +4,44 @@ import { notFound } from '../../errors.ts';
 import { deleteContact, findContact, listContacts, type ContactRecord } from '../../store/contacts.ts';
 import type { Route, RouteRequest } from '../router.ts';
 import { parseJsonBody, requireId } from '../validation.ts';
-import { parseIdentifyBody, publishIdentify } from '../client/identify.ts';
+import { identifyBody, parseIdentifyBody, publishIdentify } from '../client/identify.ts';
 import { authenticate, permissionFor, requireAccess } from './auth.ts';
 import type { ManagementContext } from './context.ts';
 import { listRoute } from './paging.ts';
+import { data, type RouteDoc } from '../openapi/route-doc.ts';
+import { Contact, DeletedContact } from '../openapi/replies.ts';
 
 export function managementContactRoutes(ctx: ManagementContext): Route[] {
   const byEnvironment = '/api/v1/environments/:environmentId/contacts';
+  const read: RouteDoc = {
+    summary: 'Read a contact',
+    auth: 'apiKey',
+    replies: { 200: data(Contact, 'The contact') },
+    errors: [400, 404, 503],
+  };
   return [
-    listRoute('/api/v1/management/contacts', ctx, (environmentIds, page) =>
-      listContacts(ctx.orm.em, environmentIds, page),
+    listRoute(
+      '/api/v1/management/contacts',
+      ctx,
+      { summary: 'List contacts', item: Contact },
+      (environmentIds, page) => listContacts(ctx.orm.em, environmentIds, page),
     ),
     {
       method: 'GET',
       path: '/api/v1/management/contacts/:contactId',
+      doc: read,
       handler: async (request) => ({ status: 200, body: { data: await accessibleContact(ctx, request) } }),
     },
     {
       method: 'POST',
       path: byEnvironment,
+      doc: {
+        summary: 'Create a contact, or merge attributes into it, with the identify rules',
+        auth: 'apiKey',
+        body: identifyBody('string'),
+        replies: { 200: data(Contact, 'The contact as it will be once stored') },
+        errors: [400, 503],
+      },
       handler: async (request) => {
         const grant = await authenticate(request, ctx.keys);
         const environmentId = requireId('environmentId', request.params.environmentId);
@@ -34,11 +53,18 @@ export function managementContactRoutes(ctx: ManagementContext): Route[] {
     {
       method: 'GET',
       path: `${byEnvironment}/:contactId`,
+      doc: read,
       handler: async (request) => ({ status: 200, body: { data: await accessibleContact(ctx, request) } }),
     },
     {
       method: 'DELETE',
       path: `${byEnvironment}/:contactId`,
+      doc: {
+        summary: 'Delete a contact with its responses, displays and quota counts (a tombstone remains)',
+        auth: 'apiKey',
+        replies: { 200: data(DeletedContact, 'Deleted') },
+        errors: [400, 404, 503],
+      },
       handler: async (request) => {
         const contact = await accessibleContact(ctx, request);
         await deleteContact(ctx.orm.em, contact);

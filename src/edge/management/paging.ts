@@ -1,5 +1,7 @@
 // `limit` (default 100, at most 1000) and `offset` of list endpoints; bad numbers are a 400.
+import Type, { type TSchema } from 'typebox';
 import { invalidInput } from '../../errors.ts';
+import { data, type Parameter } from '../openapi/route-doc.ts';
 import type { Route } from '../router.ts';
 import { authenticate, listedEnvironments } from './auth.ts';
 import type { ManagementContext } from './context.ts';
@@ -30,10 +32,29 @@ function listReply(items: unknown[], total: number) {
   return { status: 200, headers: { 'X-Total-Count': String(total) }, body: { data: items } };
 }
 
+/** Lists send the number of records in all pages. */
+export const TOTAL_COUNT: Record<string, Parameter> = {
+  'X-Total-Count': { schema: Type.Integer({ minimum: 0 }), description: 'Records in all pages' },
+};
+
+/** The paging parameters (parsePage). */
+export const PAGE_QUERY: Record<string, Parameter> = {
+  limit: { schema: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }), description: 'Page size' },
+  offset: { schema: Type.Integer({ minimum: 0, default: 0 }), description: 'Records to skip' },
+};
+
+/** What the API document says of a list: its summary, the schema of one item, its filters. */
+export interface ListDoc {
+  summary: string;
+  item: TSchema;
+  query?: Record<string, Parameter>;
+}
+
 /** A list endpoint: authenticated, over the environments the key may read, one page at a time. */
 export function listRoute(
   path: string,
   ctx: ManagementContext,
+  doc: ListDoc,
   list: (
     environmentIds: string[],
     page: Page,
@@ -43,6 +64,20 @@ export function listRoute(
   return {
     method: 'GET',
     path,
+    doc: {
+      summary: doc.summary,
+      auth: 'apiKey',
+      query: {
+        environmentId: {
+          schema: Type.String(),
+          description: 'One environment (403 if the key cannot read it); by default every one the key can',
+        },
+        ...doc.query,
+        ...PAGE_QUERY,
+      },
+      replies: { 200: data(Type.Array(doc.item), 'One page', TOTAL_COUNT) },
+      errors: [400, 503],
+    },
     handler: async (request) => {
       const grant = await authenticate(request, ctx.keys);
       const page = parsePage(request.query);

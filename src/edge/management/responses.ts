@@ -7,17 +7,34 @@ import type { ManagementContext } from './context.ts';
 import { requireId } from '../validation.ts';
 import { authenticate, requireAccess } from './auth.ts';
 import { listRoute } from './paging.ts';
+import { data } from '../openapi/route-doc.ts';
+import { Id, ResponseRecord } from '../openapi/replies.ts';
 
 export function managementResponseRoutes(ctx: ManagementContext): Route[] {
   return [
-    listRoute('/api/v1/management/responses', ctx, (environmentIds, page, query) => {
-      const surveyId = query.get('surveyId') ?? undefined;
-      if (surveyId !== undefined) requireId('surveyId', surveyId);
-      return listResponses(ctx.orm.em, { environmentIds, surveyId }, page);
-    }),
+    listRoute(
+      '/api/v1/management/responses',
+      ctx,
+      {
+        summary: 'List responses, newest first',
+        item: ResponseRecord,
+        query: { surveyId: { schema: Id, description: "One survey's responses" } },
+      },
+      (environmentIds, page, query) => {
+        const surveyId = query.get('surveyId') ?? undefined;
+        if (surveyId !== undefined) requireId('surveyId', surveyId);
+        return listResponses(ctx.orm.em, { environmentIds, surveyId }, page);
+      },
+    ),
     {
       method: 'GET',
       path: '/api/v1/management/responses/:responseId',
+      doc: {
+        summary: 'Read a response',
+        auth: 'apiKey',
+        replies: { 200: data(ResponseRecord, 'The response') },
+        errors: [400, 404, 503],
+      },
       handler: async (request) => {
         const grant = await authenticate(request, ctx.keys);
         const id = requireId('responseId', request.params.responseId);

@@ -14,6 +14,8 @@ import { parseJsonBody, requireId, validateBody } from '../validation.ts';
 import { authenticate, permissionFor, requireAccess } from './auth.ts';
 import type { ManagementContext } from './context.ts';
 import { listRoute } from './paging.ts';
+import { data } from '../openapi/route-doc.ts';
+import { SurveyRecord } from '../openapi/replies.ts';
 
 // `finished` and `data` appear in the spec's sample body but are not survey fields: unknown keys
 // are ignored rather than refused.
@@ -36,10 +38,18 @@ const UpdateBody = Compile(Type.Object({ environmentId: Type.Optional(Type.Strin
 export function managementSurveyRoutes(ctx: ManagementContext): Route[] {
   const base = '/api/v1/management/surveys';
   return [
-    listRoute(base, ctx, (environmentIds, page) => listSurveys(ctx.orm.em, environmentIds, page)),
+    listRoute(base, ctx, { summary: 'List surveys', item: SurveyRecord }, (environmentIds, page) =>
+      listSurveys(ctx.orm.em, environmentIds, page),
+    ),
     {
       method: 'GET',
       path: `${base}/:surveyId`,
+      doc: {
+        summary: 'Read a survey',
+        auth: 'apiKey',
+        replies: { 200: data(SurveyRecord, 'The survey') },
+        errors: [400, 404, 503],
+      },
       handler: async (request) => {
         const { survey } = await accessibleSurvey(ctx, request);
         return { status: 200, body: { data: surveyRecord(survey) } };
@@ -48,6 +58,13 @@ export function managementSurveyRoutes(ctx: ManagementContext): Route[] {
     {
       method: 'POST',
       path: base,
+      doc: {
+        summary: 'Create a survey: `blocks`, or legacy `questions` (stored as one block each)',
+        auth: 'apiKey',
+        body: CreateBody.Type(),
+        replies: { 201: data(SurveyRecord, 'The survey created') },
+        errors: [400, 503],
+      },
       handler: async (request) => {
         const grant = await authenticate(request, ctx.keys);
         const body = validateBody(CreateBody, parseJsonBody(request.body));
@@ -62,6 +79,13 @@ export function managementSurveyRoutes(ctx: ManagementContext): Route[] {
     {
       method: 'PUT',
       path: `${base}/:surveyId`,
+      doc: {
+        summary: 'Change the fields sent of a survey',
+        auth: 'apiKey',
+        body: UpdateBody.Type(),
+        replies: { 200: data(SurveyRecord, 'The survey changed') },
+        errors: [400, 404, 503],
+      },
       handler: async (request) => {
         const { em, survey } = await accessibleSurvey(ctx, request);
         const body = validateBody(UpdateBody, parseJsonBody(request.body));
@@ -90,6 +114,12 @@ export function managementSurveyRoutes(ctx: ManagementContext): Route[] {
     {
       method: 'DELETE',
       path: `${base}/:surveyId`,
+      doc: {
+        summary: 'Delete a survey (its responses stay)',
+        auth: 'apiKey',
+        replies: { 200: data(SurveyRecord, 'The survey deleted') },
+        errors: [400, 404, 503],
+      },
       handler: async (request) => {
         const { em, survey } = await accessibleSurvey(ctx, request);
         const record = surveyRecord(survey);

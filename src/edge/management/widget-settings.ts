@@ -12,6 +12,8 @@ import type { Route, RouteRequest } from '../router.ts';
 import { parseJsonBody, requireId, validateBody } from '../validation.ts';
 import { authenticate, permissionFor, requireAccess } from './auth.ts';
 import type { ManagementContext } from './context.ts';
+import { data } from '../openapi/route-doc.ts';
+import { WidgetSettings } from '../openapi/replies.ts';
 
 const UpdateBody = Compile(Type.Object(WidgetSettingsFields));
 
@@ -21,6 +23,12 @@ export function managementWidgetSettingsRoutes(ctx: ManagementContext): Route[] 
     {
       method: 'GET',
       path,
+      doc: {
+        summary: "An environment's widget settings, defaults filled in",
+        auth: 'apiKey',
+        replies: { 200: data(WidgetSettings, 'The settings') },
+        errors: [400, 404, 503],
+      },
       handler: async (request) => {
         const environmentId = await accessibleEnvironment(ctx, request);
         const stored = await findWidgetSettings(ctx.orm.em, environmentId);
@@ -31,6 +39,13 @@ export function managementWidgetSettingsRoutes(ctx: ManagementContext): Route[] 
     {
       method: 'PUT',
       path,
+      doc: {
+        summary: "Change the fields sent of an environment's widget settings",
+        auth: 'apiKey',
+        body: UpdateBody.Type(),
+        replies: { 200: data(WidgetSettings, 'The settings changed') },
+        errors: [400, 404, 503],
+      },
       handler: async (request) => {
         const environmentId = await accessibleEnvironment(ctx, request);
         const body = validateBody(UpdateBody, parseJsonBody(request.body));

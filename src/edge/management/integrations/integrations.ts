@@ -1,11 +1,14 @@
 // Integrations through the management API (API key rules as elsewhere): list, read and delete the
 // connected workspaces, and the channels (Slack) or databases (Notion) a link can target.
+import Type, { type TSchema } from 'typebox';
 import { notFound } from '../../../errors.ts';
 import { PROVIDERS, type Provider } from '../../../config.ts';
 import { integrationRecord, listIntegrations } from '../../../store/integrations.ts';
 import { LINK_TARGETS } from '../../../integrations/providers.ts';
 import type { Route, RouteRequest } from '../../router.ts';
 import { listRoute } from '../paging.ts';
+import { data } from '../../openapi/route-doc.ts';
+import { IntegrationRecord, NotionDatabase, SlackChannel } from '../../openapi/replies.ts';
 import {
   accessible,
   INTEGRATIONS_PATH,
@@ -15,13 +18,30 @@ import {
   type IntegrationsContext,
 } from './context.ts';
 
+/** What each provider's targets are, for the API document. */
+const TARGETS: Record<Provider, { summary: string; item: TSchema }> = {
+  slack: { summary: 'The Slack channels the app can post to', item: SlackChannel },
+  notion: { summary: 'The Notion databases shared with the integration', item: NotionDatabase },
+};
+
 export function integrationRoutes(ctx: IntegrationsContext): Route[] {
   const base = INTEGRATIONS_PATH;
   return [
-    listRoute(base, ctx, (environmentIds, page) => listIntegrations(ctx.orm.em, environmentIds, page)),
+    listRoute(
+      base,
+      ctx,
+      { summary: 'List the connected workspaces', item: IntegrationRecord },
+      (environmentIds, page) => listIntegrations(ctx.orm.em, environmentIds, page),
+    ),
     {
       method: 'GET',
       path: `${base}/:integrationId`,
+      doc: {
+        summary: 'Read an integration',
+        auth: 'apiKey',
+        replies: { 200: data(IntegrationRecord, 'The integration') },
+        errors: [400, 404, 503],
+      },
       handler: async (r) => ({
         status: 200,
         body: { data: integrationRecord((await accessible(ctx, r)).integration) },
@@ -30,6 +50,12 @@ export function integrationRoutes(ctx: IntegrationsContext): Route[] {
     {
       method: 'DELETE',
       path: `${base}/:integrationId`,
+      doc: {
+        summary: 'Delete an integration with its links and deliveries',
+        auth: 'apiKey',
+        replies: { 200: data(IntegrationRecord, 'The integration deleted') },
+        errors: [400, 404, 503],
+      },
       handler: async (r) => {
         const { em, integration } = await accessible(ctx, r);
         const record = integrationRecord(integration);
@@ -43,6 +69,12 @@ export function integrationRoutes(ctx: IntegrationsContext): Route[] {
     ...PROVIDERS.map((provider) => ({
       method: 'GET',
       path: `${base}/:integrationId/${LINK_TARGETS[provider]}`,
+      doc: {
+        summary: `${TARGETS[provider].summary} (a ${provider} integration only)`,
+        auth: 'apiKey' as const,
+        replies: { 200: data(Type.Array(TARGETS[provider].item), 'Every one the provider lists') },
+        errors: [400, 404, 503],
+      },
       handler: (r: RouteRequest) => targets(ctx, r, provider),
     })),
   ];

@@ -9,7 +9,9 @@ import { createLink, linkRecord, listDeliveries } from '../../../store/integrati
 import { questionsOf } from '../../../surveys/definition.ts';
 import type { Route, RouteRequest } from '../../router.ts';
 import { parseJsonBody, requireId, validateBody } from '../../validation.ts';
-import { parsePage } from '../paging.ts';
+import { PAGE_QUERY, TOTAL_COUNT, parsePage } from '../paging.ts';
+import { data } from '../../openapi/route-doc.ts';
+import { DeliveryRecord, LinkRecord } from '../../openapi/replies.ts';
 import {
   accessible,
   INTEGRATIONS_PATH,
@@ -40,6 +42,12 @@ export function linkRoutes(ctx: IntegrationsContext): Route[] {
     {
       method: 'GET',
       path: `${base}/:integrationId/links`,
+      doc: {
+        summary: "An integration's links, in id order",
+        auth: 'apiKey',
+        replies: { 200: data(Type.Array(LinkRecord), 'Every link of the integration') },
+        errors: [400, 404, 503],
+      },
       handler: async (r) => {
         const { em, integration } = await accessible(ctx, r);
         const links = await em.find(
@@ -50,10 +58,29 @@ export function linkRoutes(ctx: IntegrationsContext): Route[] {
         return { status: 200, body: { data: links.map(linkRecord) } };
       },
     },
-    { method: 'POST', path: `${base}/:integrationId/links`, handler: (r) => createLinkRoute(ctx, r) },
+    {
+      method: 'POST',
+      path: `${base}/:integrationId/links`,
+      doc: {
+        summary: "Send a survey's finished responses to a channel (Slack) or a database (Notion)",
+        description:
+          'Slack takes `questionIds` (every question by default); Notion needs a `mapping` of questions to properties, checked against the database.',
+        auth: 'apiKey',
+        body: LinkBody.Type(),
+        replies: { 201: data(LinkRecord, 'The link created') },
+        errors: [400, 404, 503],
+      },
+      handler: (r) => createLinkRoute(ctx, r),
+    },
     {
       method: 'DELETE',
       path: `${base}/:integrationId/links/:linkId`,
+      doc: {
+        summary: 'Delete a link with its deliveries',
+        auth: 'apiKey',
+        replies: { 200: data(LinkRecord, 'The link deleted') },
+        errors: [400, 404, 503],
+      },
       handler: async (r) => {
         const { em, integration } = await accessible(ctx, r);
         const id = requireId('linkId', r.params.linkId);
@@ -67,6 +94,16 @@ export function linkRoutes(ctx: IntegrationsContext): Route[] {
     {
       method: 'GET',
       path: `${base}/:integrationId/deliveries`,
+      doc: {
+        summary: "An integration's deliveries, newest first",
+        auth: 'apiKey',
+        query: {
+          status: { schema: Type.Enum([...DELIVERY_STATUSES]), description: 'Only deliveries in this state' },
+          ...PAGE_QUERY,
+        },
+        replies: { 200: data(Type.Array(DeliveryRecord), 'One page', TOTAL_COUNT) },
+        errors: [400, 404, 503],
+      },
       handler: async (r) => {
         const { integration } = await accessible(ctx, r);
         const status = r.query.get('status') ?? undefined;

@@ -2,6 +2,7 @@
 // the provider's callback, which keeps the token encrypted (see connect for how an attempt is bound
 // to the browser that started it).
 import { randomBytes } from 'node:crypto';
+import Type from 'typebox';
 import { invalidInput, notFound } from '../../../errors.ts';
 import { PROVIDERS, type Provider } from '../../../config.ts';
 import {
@@ -24,6 +25,8 @@ import { requireId } from '../../validation.ts';
 import { requireStorableRequest } from '../../safe-json.ts';
 import { authenticate, requireAccess } from '../auth.ts';
 import { providerCall, requireConfigured, type IntegrationsContext } from './context.ts';
+import { data, type Parameter } from '../../openapi/route-doc.ts';
+import { Id, IntegrationRecord, Redirect } from '../../openapi/replies.ts';
 
 /** How long the connect URL may wait for a browser to open it. */
 const TICKET_TTL_MS = 10 * 60_000;
@@ -32,11 +35,59 @@ const STATE_TTL_MS = 10 * 60_000;
 const COOKIE_PREFIX = 'chorus_oauth_';
 const COOKIE_PATH = '/api/v1/integrations';
 
+const PROVIDER = { provider: Type.Enum([...PROVIDERS]) };
+const redirect = (to: string, headers: Record<string, Parameter> = {}) =>
+  data(Redirect, `To ${to}`, {
+    Location: { schema: Type.String(), description: 'The same address' },
+    ...headers,
+  });
+const SET_COOKIE: Record<string, Parameter> = {
+  'Set-Cookie': { schema: Type.String(), description: 'The nonce that binds the attempt to this browser' },
+};
+
 export function oauthRoutes(ctx: IntegrationsContext): Route[] {
   return [
-    { method: 'GET', path: '/api/v1/integrations/:provider/connect', handler: (r) => connect(ctx, r) },
-    { method: 'GET', path: '/api/v1/integrations/:provider/authorize', handler: (r) => authorize(ctx, r) },
-    { method: 'GET', path: '/api/v1/integrations/:provider/callback', handler: (r) => callback(ctx, r) },
+    {
+      method: 'GET',
+      path: '/api/v1/integrations/:provider/connect',
+      doc: {
+        summary: 'Start connecting a workspace: the address a browser opens, once',
+        auth: 'apiKey',
+        params: PROVIDER,
+        query: { environmentId: { schema: Id, description: 'The environment to connect', required: true } },
+        replies: { 302: redirect('the single-use authorize address for the browser') },
+        errors: [400, 404, 503],
+      },
+      handler: (r) => connect(ctx, r),
+    },
+    {
+      method: 'GET',
+      path: '/api/v1/integrations/:provider/authorize',
+      doc: {
+        summary: "Opened by the browser: redeems the ticket and redirects to the provider's consent page",
+        params: PROVIDER,
+        query: { ticket: { schema: Type.String(), description: 'From the connect address', required: true } },
+        replies: { 302: redirect("the provider's consent page", SET_COOKIE) },
+        errors: [400, 404, 503],
+      },
+      handler: (r) => authorize(ctx, r),
+    },
+    {
+      method: 'GET',
+      path: '/api/v1/integrations/:provider/callback',
+      doc: {
+        summary: 'Where the provider sends the browser back: stores the token, encrypted',
+        params: PROVIDER,
+        query: {
+          code: { schema: Type.String(), description: "The provider's authorization code" },
+          state: { schema: Type.String(), description: 'The signed state of the attempt' },
+          error: { schema: Type.String(), description: 'Set by the provider when consent was declined' },
+        },
+        replies: { 200: data(IntegrationRecord, 'The integration connected', SET_COOKIE) },
+        errors: [400, 404, 503],
+      },
+      handler: (r) => callback(ctx, r),
+    },
   ];
 }
 
