@@ -78,7 +78,8 @@ const FOLDERS = new Set(Object.keys(LAYERS).filter((name) => !ROOT_MODULES.inclu
 
 /** Each vendor SDK and where it may be imported: a folder ('…/') or a file. */
 const VENDORS = [
-  { name: 'uWebSockets.js', in: ['src/edge/http/uws-server.ts'] },
+  // uws-builds.ts loads the native binary of whichever build fits (and names its type).
+  { name: 'uWebSockets.js', in: ['src/edge/http/uws-server.ts', 'src/edge/http/uws-builds.ts'] },
   { name: 'kafkajs', in: ['src/kafka/'] },
   { name: '@slack/web-api', in: ['src/integrations/slack/'] },
   { name: '@notionhq/client', in: ['src/integrations/notion/'] },

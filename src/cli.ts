@@ -121,7 +121,7 @@ async function start(args: string[]): Promise<number> {
     );
   }
   if (chorus.port !== undefined)
-    process.stdout.write(`Chorus is serving on http://127.0.0.1:${chorus.port}\n`);
+    process.stdout.write(`Chorus is serving on http://127.0.0.1:${chorus.port} (${chorus.httpAdapter})\n`);
   // A child of `chorus start` (role all) tells its parent whether it is ready (roles/supervisor.ts).
   const reporting = setInterval(() => {
     if (!process.send || !process.connected) return;

@@ -229,3 +229,15 @@ test('a partial S3 setting is refused with the missing variables named, and the 
     },
   );
 });
+
+test('HTTP_SERVER picks uWS where it loads by default, can force uws or node, and refuses anything else', () => {
+  assert.equal(loadConfig({}).http.server, 'auto');
+  assert.equal(loadConfig({ HTTP_SERVER: 'node' }).http.server, 'node');
+  assert.equal(loadConfig({ HTTP_SERVER: 'uws' }).http.server, 'uws');
+  assert.throws(
+    () => loadConfig({ HTTP_SERVER: 'express' }),
+    (error: unknown) =>
+      error instanceof ConfigError &&
+      error.problems.some((p) => p === 'HTTP_SERVER: must be one of auto, uws, node (got "express")'),
+  );
+});

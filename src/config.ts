@@ -21,6 +21,10 @@ export const SAMPLERS = [
 export type SamplerName = (typeof SAMPLERS)[number];
 const PROTOCOLS = ['http/protobuf', 'http/json'] as const;
 
+/** HTTP_SERVER: which adapter serves the edge (src/edge/http/server.ts). */
+export const HTTP_SERVERS = ['auto', 'uws', 'node'] as const;
+export type HttpServerChoice = (typeof HTTP_SERVERS)[number];
+
 /** The default local database when DATABASE_URL is not set. */
 export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/chorus';
 export const DEFAULT_KAFKA_BROKERS = ['127.0.0.1:9092'];
@@ -68,6 +72,14 @@ export const VARIABLES = {
   PORT: {
     schema: Type.Integer({ default: 3000, minimum: 0, maximum: 65535 }),
     meaning: 'HTTP port of the edge (`0` picks a free port).',
+  },
+  HTTP_SERVER: {
+    schema: Type.String({ default: 'auto' }),
+    meaning:
+      '`auto`, `uws` or `node`: what serves HTTP. `auto` uses uWebSockets.js where one of its builds ' +
+      'loads on the running Node and C library, and otherwise node:http, which is slower (it says ' +
+      'once, as a warning, what is missing); `uws` refuses to start without uWebSockets.js; `node` ' +
+      'always uses node:http. See [Operations](operations.md#nodejs-versions-and-the-http-server).',
   },
   TRUSTED_PROXY_HOPS: {
     schema: Type.Integer({ default: 0, minimum: 0, maximum: 10 }),
@@ -405,6 +417,8 @@ type Env = Static<typeof Env>;
 export interface Config {
   /** `trustedProxyHops`: proxies in front of the edge whose X-Forwarded-For entries are believed. */
   readonly http: {
+    /** Which adapter serves (HTTP_SERVER): `auto` prefers uWebSockets.js where it loads. */
+    readonly server: HttpServerChoice;
     readonly host: string;
     readonly port: number;
     readonly trustedProxyHops: number;
@@ -521,6 +535,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     oneOf('OTEL_EXPORTER_OTLP_PROTOCOL', PROTOCOLS);
     oneOf('OTEL_TRACES_SAMPLER', SAMPLERS);
   }
+  oneOf('HTTP_SERVER', HTTP_SERVERS);
   const e = parsed as Env;
   if (problems.length === 0) problems.push(...integrationProblems(e), ...storageProblems(e));
   const attributes = keyValueList(e.OTEL_RESOURCE_ATTRIBUTES);
@@ -528,6 +543,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 
   return deepFreeze({
     http: {
+      server: e.HTTP_SERVER as HttpServerChoice,
       host: e.HOST,
       port: e.PORT,
       trustedProxyHops: e.TRUSTED_PROXY_HOPS,

@@ -1,6 +1,6 @@
 // Composition of the edge role: caches over the store (kept fresh by survey change notifications),
 // the client and management contexts, the routes, rate limits and idempotency keys, the wrappers
-// that are on, and the uWS server. The pieces live in src/edge/.
+// that are on, and the HTTP server (uWS where it loads: edge/http/server.ts). The pieces live in src/edge/.
 import { unavailable } from '../errors.ts';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
@@ -17,7 +17,7 @@ import { findSurveySnapshot } from '../store/surveys.ts';
 import { findEnvironmentStateInput } from '../store/environment-state.ts';
 import { Directory } from '../edge/directory.ts';
 import { errorReply, payloadTooLarge } from '../edge/http-errors.ts';
-import { listen } from '../edge/http/uws-server.ts';
+import { serveHttp } from '../edge/http/server.ts';
 import { checkWidgetAssets, withWidgetAssets } from '../edge/widget-assets.ts';
 import type { HttpHandler } from '../edge/http/types.ts';
 import { measured, traced } from '../edge/http/instrumentation.ts';
@@ -58,6 +58,8 @@ export interface EdgeDeps {
 
 export interface RunningEdge {
   port: number;
+  /** What serves HTTP: a uWebSockets.js build, or `node:http` (edge/http/server.ts). */
+  httpAdapter: string;
   stop(): Promise<void>;
 }
 
@@ -168,18 +170,23 @@ export async function startEdge(deps: EdgeDeps): Promise<RunningEdge> {
   });
   if (tracingEnabled()) handler = traced(handler);
   if (deps.metrics) handler = measured(handler, deps.metrics);
-  const server = await listen({
-    host: deps.http.host,
-    port: deps.http.port,
-    handler,
-    // Answered outside the router, so the client routes' CORS header is added here.
-    tooLarge: (request) => withClientCors(request.path, errorReply(payloadTooLarge(), log)),
-    onError: (error, request) => withClientCors(request.path, errorReply(error, log)),
-  });
-  log.info({ port: server.port }, 'edge listening');
+  const server = await serveHttp(
+    deps.http.server,
+    {
+      host: deps.http.host,
+      port: deps.http.port,
+      handler,
+      // Answered outside the router, so the client routes' CORS header is added here.
+      tooLarge: (request) => withClientCors(request.path, errorReply(payloadTooLarge(), log)),
+      onError: (error, request) => withClientCors(request.path, errorReply(error, log)),
+    },
+    log,
+  );
+  log.info({ port: server.port, httpAdapter: server.adapter }, 'edge listening');
   await checkWidgetAssets(deps.http.widgetAssetsDir, log);
   return {
     port: server.port,
+    httpAdapter: server.adapter,
     stop: async () => {
       server.close();
       await surveyChanges.stop();

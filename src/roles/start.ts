@@ -39,6 +39,8 @@ export interface Chorus {
   orm: Orm;
   /** The HTTP port, when this process runs the edge. */
   port: number | undefined;
+  /** What serves HTTP (a uWebSockets.js build or `node:http`), when this process runs the edge. */
+  httpAdapter: string | undefined;
   /** The metrics port, when PROMETHEUS_ENABLED=1. */
   metricsPort: number | undefined;
   /** Set on the first run against an empty store, when DATABASE_URL is not configured. */
@@ -204,6 +206,7 @@ export async function startChorus({
       logger.warn('not every consumer runs yet; they keep being restarted, readiness answers 503');
 
     let port: number | undefined;
+    let httpAdapter: string | undefined;
     if (servesEdge) {
       const { startEdge } = await import('./edge.ts');
       const edge = await startEdge({
@@ -221,12 +224,13 @@ export async function startChorus({
         readiness,
       });
       port = edge.port;
+      httpAdapter = edge.httpAdapter;
       // Stop taking requests first; in-flight ones finish while the publisher drains.
       stops.push(() => edge.stop());
     }
 
-    logger.info({ role, port }, 'chorus started');
-    return { config, databaseUrl, logger, orm, port, metricsPort, demo, readiness, stop };
+    logger.info({ role, port, httpAdapter }, 'chorus started');
+    return { config, databaseUrl, logger, orm, port, httpAdapter, metricsPort, demo, readiness, stop };
   } catch (error) {
     await stop();
     throw error;

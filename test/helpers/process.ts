@@ -12,9 +12,14 @@ export interface Finished {
   stderr: string;
 }
 
-export function runChorus(args: string[], env: NodeJS.ProcessEnv): Promise<Finished> {
+/** `node`: the Node binary to run it with (another Node line: test/helpers/node-runtime.ts). */
+export function runChorus(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  node = process.execPath,
+): Promise<Finished> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CHORUS_BIN, ...args], { env, cwd: root });
+    const child = spawn(node, [CHORUS_BIN, ...args], { env, cwd: root });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -24,28 +29,37 @@ export function runChorus(args: string[], env: NodeJS.ProcessEnv): Promise<Finis
   });
 }
 
-/** Starts a long-running `chorus start`; resolves once it printed its serving line (edges) or started. */
+/**
+ * Starts a long-running `chorus start`; resolves once it printed its serving line (edges) or
+ * started. Not ready within `timeoutMs`, it is killed and the promise rejects.
+ */
 export function startChorusProcess(
   args: string[],
   env: NodeJS.ProcessEnv,
   ready: RegExp,
+  { node = process.execPath, timeoutMs = 0 }: { node?: string; timeoutMs?: number } = {},
 ): Promise<{
   child: ChildProcessWithoutNullStreams;
   match: RegExpMatchArray;
+  /** Everything it printed so far, stdout and stderr. */
+  output(): string;
   stop(): Promise<number | null>;
 }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CHORUS_BIN, ...args], { env, cwd: root });
+    const child = spawn(node, [CHORUS_BIN, ...args], { env, cwd: root });
     let output = '';
+    let started = false;
+    const deadline = timeoutMs > 0 ? setTimeout(() => child.kill('SIGKILL'), timeoutMs).unref() : undefined;
     const onData = (d: Buffer) => {
       output += d.toString();
-      const match = output.match(ready);
+      const match = started ? null : output.match(ready);
       if (match) {
-        child.stdout.off('data', onData);
-        child.stderr.off('data', onData);
+        started = true;
+        clearTimeout(deadline);
         resolve({
           child,
           match,
+          output: () => output,
           stop: () =>
             new Promise((done) => {
               child.once('close', (code) => done(code));
@@ -56,8 +70,9 @@ export function startChorusProcess(
     };
     child.stdout.on('data', onData);
     child.stderr.on('data', onData);
-    child.on('close', (code) =>
-      reject(new Error(`chorus ${args.join(' ')} exited (${code}) before ready:\n${output}`)),
-    );
+    child.on('close', (code) => {
+      clearTimeout(deadline);
+      if (!started) reject(new Error(`chorus ${args.join(' ')} exited (${code}) before ready:\n${output}`));
+    });
   });
 }

@@ -26,3 +26,21 @@ export type HttpHandler = (request: HttpRequest) => Promise<HttpReply>;
 
 /** The largest request body the edge accepts (compat notes): larger ones get 413. */
 export const MAX_BODY_BYTES = 2 * 1024 * 1024;
+
+/** A listening adapter (uws-server.ts or node-server.ts). */
+export interface HttpServer {
+  port: number;
+  /** Stops accepting connections; requests in flight are still answered. */
+  close(): void;
+}
+
+/** What the edge gives an adapter: the same for every adapter, so they answer alike. */
+export interface ServerOptions {
+  host: string;
+  port: number;
+  handler: HttpHandler;
+  /** The reply for a body over the cap (built by the caller's error mapping). */
+  tooLarge: (request: Omit<HttpRequest, 'body'>) => HttpReply;
+  /** The reply when the handler failed, or when the adapter refuses a request (a ChorusError). */
+  onError: (error: unknown, request: Omit<HttpRequest, 'body'>) => HttpReply;
+}

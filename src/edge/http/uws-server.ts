@@ -1,41 +1,28 @@
-// The only module that knows uWebSockets.js. For every request it registers `onAborted` first,
-// copies method, URL, headers and address before anything asynchronous, refuses what it can tell
-// is malformed (400, also for a framing uWS is about to close the connection on), caps the body at
-// MAX_BODY_BYTES (413, by Content-Length or while streaming), and always answers: a handler that
-// throws still produces a JSON 500 through `onError`. A HEAD is answered with the headers of its
-// GET and no body. What uWS refuses in its own parser never reaches this file (see "HTTP/1.1 at
-// the edge" in docs/api.md).
+// The only module that drives uWebSockets.js (uws-builds.ts loads whichever build fits). For every
+// request it registers `onAborted` first, copies method, URL, headers and address before anything
+// asynchronous, refuses what it can tell is malformed (400, also for a framing uWS is about to close
+// the connection on), caps the body at MAX_BODY_BYTES (413, by Content-Length or while streaming),
+// and always answers: a handler that throws still produces a JSON 500 through `onError`. A HEAD is
+// answered with the headers of its GET and no body. What uWS refuses in its own parser never
+// reaches this file (see "HTTP/1.1 at the edge" in docs/api.md). Its workarounds were measured
+// against uWS 20.30 (the @trufflesuite build).
 import { STATUS_CODES } from 'node:http';
-import uWS from 'uWebSockets.js';
 import { invalidInput } from '../../errors.ts';
-import { MAX_BODY_BYTES, type HttpHandler, type HttpReply, type HttpRequest } from './types.ts';
-
-export interface HttpServer {
-  port: number;
-  close(): void;
-}
-
-export interface ServerOptions {
-  host: string;
-  port: number;
-  handler: HttpHandler;
-  /** The reply for a body over the cap (built by the caller's error mapping). */
-  tooLarge: (request: Omit<HttpRequest, 'body'>) => HttpReply;
-  /** The reply when the handler failed, or when this adapter refuses a request (a ChorusError). */
-  onError: (error: unknown, request: Omit<HttpRequest, 'body'>) => HttpReply;
-}
-
-const METHODS_WITHOUT_BODY = new Set(['GET', 'HEAD', 'OPTIONS', 'DELETE']);
-
-/**
- * After a 413 the rest of the body is read and dropped, up to this much, so that a client that
- * sends its whole body before it reads (Python's http.client does) still reads the answer: closing
- * while the client is still sending resets the connection, and the client loses what it has not
- * read yet. Past it the edge stops reading.
- */
-const DISCARD_LIMIT_BYTES = 32 * MAX_BODY_BYTES;
-/** …and the connection is closed this long after the 413 at the latest. */
-const DISCARD_MS = 10_000;
+import {
+  BAD_PERCENT_ENCODING_PROBLEM,
+  DISCARD_LIMIT_BYTES,
+  DISCARD_MS,
+  hasBadPercentEncoding,
+  METHODS_WITHOUT_BODY,
+} from './request-rules.ts';
+import {
+  MAX_BODY_BYTES,
+  type HttpReply,
+  type HttpRequest,
+  type HttpServer,
+  type ServerOptions,
+} from './types.ts';
+import type { Uws } from './uws-builds.ts';
 
 /**
  * uWS 20.30 collects what is written while it parses in a 16 KiB cork buffer, and a connection it
@@ -48,10 +35,7 @@ const CORK_BUFFER_BYTES = 16 * 1024;
 const READABLE_LENGTH = /^[0-9]{1,9}$/;
 const DIGITS = /^[0-9]+$/;
 
-/** A `%` that does not start two hex digits, or an encoded NUL (which PostgreSQL refuses in text). */
-const BAD_PERCENT_ENCODING = /%(?![0-9a-f]{2})|%00/i;
-
-export async function listen(options: ServerOptions): Promise<HttpServer> {
+export async function listenWithUws(uWS: Uws, options: ServerOptions): Promise<HttpServer> {
   const app = uWS.App();
   app.any('/*', (res, req) => {
     // `open` while the handler may still answer; `discarding` after a 413 while the rest of the
@@ -205,12 +189,9 @@ export async function listen(options: ServerOptions): Promise<HttpServer> {
       // coding, and no other coding is decoded here.
       return refuse('transfer-encoding', 'only chunked is supported', true, true);
     }
-    if (
-      (path.includes('%') && BAD_PERCENT_ENCODING.test(path)) ||
-      (rawQuery.includes('%') && BAD_PERCENT_ENCODING.test(rawQuery))
-    ) {
+    if (hasBadPercentEncoding(path, rawQuery)) {
       // uWS drops a body it has no reader for, so the connection stays usable.
-      return refuse('url', 'invalid percent-encoding (a % without two hex digits, or %00)');
+      return refuse('url', BAD_PERCENT_ENCODING_PROBLEM);
     }
     if (declared > MAX_BODY_BYTES) {
       answerTooLarge();
