@@ -75,4 +75,45 @@ describe('consumer liveness', () => {
     await world.publisher.publish({ topic: world.topics.displays, key: 'k2', value: '{"n":2}' });
     await waitFor(() => seen.some((m) => m.value?.toString() === '{"n":2}'), { what: 'the next event' });
   });
+
+  test('a consumer stopped while it applies a batch finishes it and commits it before it leaves', async () => {
+    const groupId = `${world.config.kafka.groupPrefix}.graceful`;
+    let release: () => void = () => undefined;
+    const applying = new Promise<void>((resolve) => (release = resolve));
+    let started = false;
+    const stopping = await runConsumer(
+      world.kafka,
+      {
+        groupId,
+        topic: world.topics.contacts,
+        concurrency: 1,
+        handler: async () => {
+          started = true;
+          await applying;
+        },
+      },
+      world.logger,
+    );
+    await waitFor(() => stopping.isRunning(), { what: 'the consumer to join its group' });
+    await world.publisher.publish({ topic: world.topics.contacts, key: 'k', value: '{"n":1}' });
+    await waitFor(() => started, { what: 'the batch to be handed over' });
+    const stopped = stopping.stop();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    release();
+    await stopped;
+
+    const admin = world.kafka.admin();
+    await admin.connect();
+    try {
+      const [offsets] = await admin.fetchOffsets({ groupId, topics: [world.topics.contacts] });
+      const [end] = (await admin.fetchTopicOffsets(world.topics.contacts)).filter((p) =>
+        offsets!.partitions.some((c) => c.partition === p.partition && c.offset !== '-1'),
+      );
+      assert.ok(end, `an offset was committed: ${JSON.stringify(offsets)}`);
+      const committed = offsets!.partitions.find((c) => c.partition === end.partition)!;
+      assert.equal(committed.offset, end.offset, 'committed up to the end of the partition');
+    } finally {
+      await admin.disconnect();
+    }
+  });
 });

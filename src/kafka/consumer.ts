@@ -44,7 +44,16 @@ export interface BatchContext {
   retrying?(): void;
 }
 
-export type BatchHandler = (messages: ConsumedMessage[], context: BatchContext) => Promise<void>;
+/**
+ * Handles a batch. Resolving `'abandoned'` says the batch was left unapplied (taken away, or the
+ * consumer stopping, while its work was being retried): it is not committed, and the partition's
+ * next owner redoes it. Resolving anything else says it is done: it is committed, even while the
+ * consumer is stopping (a graceful stop commits what it applied).
+ */
+export type BatchHandler = (
+  messages: ConsumedMessage[],
+  context: BatchContext,
+) => Promise<void | 'abandoned'>;
 
 export interface ConsumerOptions {
   groupId: string;
@@ -74,6 +83,11 @@ export async function runConsumer(
   const group = { group: options.groupId };
   const { initialMs, maxMs } = options.restartBackoff ?? { initialMs: 500, maxMs: 5_000 };
   let stopping = false;
+  /**
+   * Batches being handled. kafkajs' disconnect does not wait for them, so stop() does: a batch
+   * applied during the stop is committed while the consumer is still in its group.
+   */
+  const inFlight = new Set<Promise<void>>();
   let running = false;
   let everRan = false;
   let current: Consumer | undefined;
@@ -188,7 +202,11 @@ export async function runConsumer(
       autoCommit: false,
       eachBatchAutoResolve: false,
       partitionsConsumedConcurrently: options.concurrency,
-      eachBatch: (payload) => consumeBatch(consumer, payload),
+      eachBatch: (payload) => {
+        const work = consumeBatch(consumer, payload);
+        inFlight.add(work);
+        return work.finally(() => inFlight.delete(work));
+      },
     });
     if (stopping) await consumer.disconnect(); // stopped while this one was starting
   };
@@ -220,14 +238,17 @@ export async function runConsumer(
         topic: batch.topic,
         trace: traces[i]!,
       }));
+      let outcome: void | 'abandoned';
       try {
-        await options.handler(messages, context);
+        outcome = await options.handler(messages, context);
       } catch (error) {
         batchFailed(batch.partition, error);
         throw error; // kafkajs retries the batch, then crashes the consumer, which is restarted
       }
       batchPassed(batch.partition);
-      if (!isActive()) return false; // not committed: the new owner of the partition redoes the batch
+      // Not committed: the new owner of the partition redoes the batch. A stopping consumer still
+      // owns its partitions until it leaves the group, after this batch: what it applied is committed.
+      if (outcome === 'abandoned' || payload.isStale()) return false;
       // resolveOffset moves this consumer's fetch position past the batch; the commit makes it durable.
       payload.resolveOffset(batch.lastOffset());
       const next = (BigInt(batch.lastOffset()) + 1n).toString();
@@ -255,6 +276,8 @@ export async function runConsumer(
       stopping = true;
       clearTimeout(restartTimer);
       await restarting;
+      // Handlers see isActive() turn false: retries give up, finished work is committed.
+      await Promise.allSettled([...inFlight]);
       await current?.disconnect();
       setRunning(false);
       log.info('consumer stopped');

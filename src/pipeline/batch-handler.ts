@@ -92,9 +92,9 @@ export function batchHandler<C extends Named, E extends Named>(
     for (const { reason } of letters) deps.metrics?.kafka.deadLettered.inc({ reason });
     if (letters.length > 0) {
       const sent = await retryTransient(() => deadLetter(deps.deadLetters, letters), context, log);
-      if (!sent) return;
+      if (!sent) return 'abandoned';
     }
-    if (commands.length === 0) return;
+    if (commands.length === 0) return undefined;
 
     const effects: Effects<C, E> = {
       reject: async (rejections) => {
@@ -138,13 +138,13 @@ export function batchHandler<C extends Named, E extends Named>(
     };
     let culprits: Culprit<C>[] | undefined = [];
     try {
-      if (!(await attempt(commands))) return;
+      if (!(await attempt(commands))) return 'abandoned';
     } catch (error) {
       const failure = asUnappliable(error);
       if (!failure) throw error;
       culprits = await isolateUnappliable(commands, failure, processor.keyOf, attempt);
     }
-    if (!culprits) return;
+    if (!culprits) return 'abandoned';
     if (culprits.length > 0) {
       for (const { command, error } of culprits) {
         deps.metrics?.kafka.deadLettered.inc({ reason: 'unappliable' });
@@ -160,9 +160,10 @@ export function batchHandler<C extends Named, E extends Named>(
         detail: { sqlState: error.sqlState, error: error.reason },
       }));
       const sent = await retryTransient(() => deadLetter(deps.deadLetters, unappliable), context, log);
-      if (!sent) return;
+      if (!sent) return 'abandoned';
     }
     log.debug({ events: messages.length }, 'batch applied');
+    return undefined;
   };
 }
 
