@@ -97,7 +97,7 @@ describe('unappliable commands', () => {
     consumers.push(
       await consume('responses', responseProcessor, world.outputs.responseEvents),
       await consume('contacts', contactProcessor),
-      await consume('displays', displayProcessor),
+      await consume('displays', displayProcessor, world.outputs.displayEvents),
       await runConsumer(
         world.kafka,
         {
