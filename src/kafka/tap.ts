@@ -63,8 +63,8 @@ export async function connectTap(
   await admin.connect().catch((error: unknown) => {
     throw new TapError(`cannot reach Kafka at ${where} (${reasonOf(error)})`);
   });
-  let stopRequested = false;
-  let wake: () => void = () => undefined;
+  let stopped = false;
+  let reading: Reading | undefined;
   /** kafkajs' errors (a broker gone since) in one line; anything else is a bug and keeps its stack. */
   const inOneLine = (error: unknown): never => {
     if (error instanceof Error && error.name.startsWith('KafkaJS'))
@@ -74,14 +74,13 @@ export async function connectTap(
   return {
     topics: () => admin.listTopics().catch(inOneLine),
     async read(options, onRecord) {
-      const reading = new Reading(kafka, admin, options, onRecord, logger, where);
-      wake = () => reading.stop();
-      if (stopRequested) return;
+      if (stopped) return;
+      reading = new Reading(kafka, admin, options, onRecord, logger, where);
       await reading.run().catch(inOneLine);
     },
     stop() {
-      stopRequested = true;
-      wake();
+      stopped = true;
+      reading?.stop();
     },
     close: () => admin.disconnect(),
   };
