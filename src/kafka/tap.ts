@@ -13,6 +13,7 @@
 // transactions and compacts no topic, so every offset below a watermark is a record that arrives.
 import type { Admin, Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import type { Logger } from '../logger.ts';
+import { isKafkaError } from './kafka.ts';
 
 export type TapStart = { from: 'end' } | { from: 'beginning' } | { from: 'time'; time: Date };
 
@@ -67,8 +68,7 @@ export async function connectTap(
   let reading: Reading | undefined;
   /** kafkajs' errors (a broker gone since) in one line; anything else is a bug and keeps its stack. */
   const inOneLine = (error: unknown): never => {
-    if (error instanceof Error && error.name.startsWith('KafkaJS'))
-      throw new TapError(`Kafka at ${where} failed: ${reasonOf(error)}`);
+    if (isKafkaError(error)) throw new TapError(`Kafka at ${where} failed: ${reasonOf(error)}`);
     throw error;
   };
   return {

@@ -10,7 +10,7 @@ import { kafkaWriter } from '../helpers/kafka-writer.ts';
 import { CHORUS_BIN, runChorus } from '../helpers/process.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { loadConfig } from '../../src/config.ts';
-import { createKafka, ensureTopics, type Topics } from '../../src/kafka/kafka.ts';
+import { consumerGroupsFor, createKafka, ensureTopics, type Topics } from '../../src/kafka/kafka.ts';
 import type { Publisher } from '../../src/kafka/publisher.ts';
 import { createLogger } from '../../src/logger.ts';
 
@@ -20,6 +20,8 @@ describe('chorus tap', () => {
   let publisher: Publisher;
   let admin: Admin;
   let groupPrefix: string;
+  /** The pipeline's group that reads `response-events`. */
+  let integrations: string;
   /** What the pipeline's integrations group had committed before any tap ran. */
   let pipelineOffsets: unknown;
   const produced: string[] = [];
@@ -60,6 +62,7 @@ describe('chorus tap', () => {
     groupPrefix = config.kafka.groupPrefix;
     const kafka = createKafka(config.kafka, createLogger('fatal'));
     ({ topics, publisher } = kafkaWriter(world.env));
+    integrations = consumerGroupsFor(groupPrefix, topics).integrations.groupId;
     await ensureTopics(kafka, topics, 4);
     admin = kafka.admin();
     await admin.connect();
@@ -75,18 +78,18 @@ describe('chorus tap', () => {
 
     // The pipeline's group for this topic, as if the integrations role had read part of it.
     await admin.setOffsets({
-      groupId: `${groupPrefix}.integrations`,
+      groupId: integrations,
       topic: topics['response-events'],
       partitions: [0, 1, 2, 3].map((partition) => ({ partition, offset: '1' })),
     });
     pipelineOffsets = await admin.fetchOffsets({
-      groupId: `${groupPrefix}.integrations`,
+      groupId: integrations,
       topics: [topics['response-events']],
     });
   });
 
   after(async () => {
-    await admin.deleteGroups([`${groupPrefix}.integrations`]).catch(() => undefined);
+    await admin.deleteGroups([integrations]).catch(() => undefined);
     await admin.disconnect();
     await publisher.close();
     await world.cleanup();
@@ -219,13 +222,13 @@ describe('chorus tap', () => {
 
   test("the pipeline's groups and their committed offsets are untouched by every tap above", async () => {
     const offsets = await admin.fetchOffsets({
-      groupId: `${groupPrefix}.integrations`,
+      groupId: integrations,
       topics: [topics['response-events']],
     });
     assert.deepEqual(offsets, pipelineOffsets);
     const groups = (await admin.listGroups()).groups
       .map((g) => g.groupId)
       .filter((id) => id.startsWith(groupPrefix));
-    assert.deepEqual(groups, [`${groupPrefix}.integrations`], 'no tap group is left behind');
+    assert.deepEqual(groups, [integrations], 'no tap group is left behind');
   });
 });
