@@ -49,6 +49,8 @@ const LAYERS = words({
   processors: `${PURE} config logger pipeline store events surveys responses contacts observability`,
   integrations: `${PURE} config logger redis pipeline kafka store events surveys responses observability`,
   edge: `${PURE} config logger redis kafka store events surveys responses contacts integrations observability`,
+  // `chorus tap`: a reader of the topics for people, beside the pipeline.
+  tap: `${PURE} config logger kafka events`,
   // Composition roots: everything but the CLI. Nothing but the CLI imports them.
   roles: `${PURE} config logger redis local-services edge pipeline processors integrations kafka store
     events surveys responses contacts observability`,
@@ -64,7 +66,7 @@ const LAYERS = words({
   // Looks at what `chorus start` needs (the servers through their wrappers) without starting any.
   doctor: 'config logger redis store kafka child-output local-services',
   cli: `${PURE} config logger redis local-services doctor roles edge pipeline processors integrations kafka store
-    events surveys responses contacts observability`,
+    events surveys responses contacts observability tap`,
 });
 
 /** Imports let through as types only (they are erased at run time). */

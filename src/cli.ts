@@ -33,6 +33,7 @@ import {
 } from './kafka/kafka.ts';
 import { describeGroups, describeTopics, withAdmin } from './kafka/groups.ts';
 import { statusText } from './kafka/status-text.ts';
+import { TAP_USAGE, tapCommand } from './tap/command.ts';
 
 const USAGE = `Usage:
   chorus start [--role all|edge|processor|integrations]  serve (default role: all)
@@ -49,7 +50,8 @@ const USAGE = `Usage:
                                                  send matching deliveries again (default: failed ones)
   chorus status [--json]                         the topics' partitions, and each consumer group's
                                                  state, members and lag per partition
-  chorus topics scale --partitions N             add partitions to the keyed topics (never removes any)`;
+  chorus topics scale --partitions N             add partitions to the keyed topics (never removes any)
+${TAP_USAGE}`;
 
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -63,6 +65,7 @@ export async function main(argv: string[]): Promise<number> {
     if (command === 'deliveries' && rest[0] === 'replay') return await replayCommand(rest.slice(1));
     if (command === 'status') return await statusCommand(rest);
     if (command === 'topics' && rest[0] === 'scale') return await scaleCommand(rest.slice(1));
+    if (command === 'tap') return await tapCommand(rest);
     process.stderr.write(`${USAGE}\n`);
     return command === undefined || command === '--help' || command === 'help' ? 0 : 2;
   } catch (error) {
