@@ -209,6 +209,11 @@ describe('fuzz: bad requests on every route and raw-socket abuse', { skip }, () 
       },
     });
     port = app.chorus.port!;
+    // Readiness is polled in the background: until its first round has seen every dependency, v2
+    // health rightly answers 503. The run expects a ready service.
+    await waitFor(async () => (await call(app.baseUrl, 'GET', '/api/v2/health')).status === 200, {
+      what: 'the service to report ready',
+    });
     const { environmentId, apiKey } = await app.createEnvironment('enterprise');
     const surveyId = await app.createSurvey({ environmentId, questions: QUESTIONS });
     const client = `/api/v1/client/${environmentId}`;
