@@ -173,7 +173,7 @@ describe('adding partitions while Chorus runs', () => {
     const status = JSON.parse((await runChorus(['status', '--json'], app.world.env)).stdout) as Status;
     assert.deepEqual(
       status.topics.map((t) => t.partitions),
-      [8, 8, 8, 8, 4],
+      TOPIC_NAMES.map((name) => (name === 'dead-letter' ? 4 : 8)),
     );
   });
 

@@ -152,13 +152,22 @@ describe('OpenTelemetry traces', () => {
       ['deliver', 1],
       ['slack chat.postMessage', CLIENT],
     ];
-    let parent: ReceivedSpan = server;
-    for (const [name, kind] of chain) {
-      const span = await spanOf(traceId, name);
-      assert.equal(span.kind, kind, `${name} kind`);
-      assert.equal(span.parentSpanId, parent.spanId, `${name} is a child of ${parent.name}`);
-      parent = span;
+    // From the provider call up to the request: each span's parent is the step before it. (The
+    // response's facts, created and finished, each have a send span; the chain runs through the
+    // one that was delivered.)
+    let child = await spanOf(traceId, chain.at(-1)![0]);
+    for (const [index, [name, kind]] of [...chain.entries()].reverse()) {
+      assert.equal(child.name, name);
+      assert.equal(child.kind, kind, `${name} kind`);
+      const parentName: string = index === 0 ? server.name : chain[index - 1]![0];
+      const parent: ReceivedSpan = await waitFor(
+        () => otlp.spans.find((s) => s.traceId === traceId && s.spanId === child.parentSpanId),
+        { what: `the parent of ${name}` },
+      );
+      assert.equal(parent.name, parentName, `${name} is a child of ${parentName}`);
+      child = parent;
     }
+    assert.equal(child.spanId, server.spanId);
     assert.equal(server.resource['service.name'], 'chorus-under-test');
     assert.equal(server.resource['team'], 'feedback');
     assert.equal(server.resource['deployment.environment.name'], 'ci');
