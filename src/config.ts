@@ -196,6 +196,11 @@ export const VARIABLES = {
     meaning:
       'Number of partitions a processor, or the integrations consumer, works on at the same time (1–64).',
   },
+  PROCESSOR_PARKED_TTL_SECONDS: {
+    schema: Type.Integer({ default: 3600, minimum: 1 }),
+    meaning:
+      'How long a response update that came before its create (for a moment after partitions were added) waits for it before it is dead-lettered as `response_not_found`.',
+  },
   LOG_LEVEL: {
     schema: Type.String({ default: 'info' }),
     meaning: '`trace`, `debug`, `info`, `warn`, `error`, `fatal` or `silent`. Logs go to stdout.',
@@ -448,7 +453,7 @@ export interface Config {
     readonly lingerMs: number;
     readonly maxBatchMessages: number;
   };
-  readonly processor: { readonly concurrency: number };
+  readonly processor: { readonly concurrency: number; readonly parkedTtlSeconds: number };
   /** Prometheus exposition on its own port, only when PROMETHEUS_ENABLED=1. */
   readonly metrics: { readonly enabled: boolean; readonly host: string; readonly port: number };
   readonly integrations: {
@@ -573,7 +578,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       lingerMs: e.KAFKA_LINGER_MS,
       maxBatchMessages: e.KAFKA_MAX_BATCH_MESSAGES,
     },
-    processor: { concurrency: e.PROCESSOR_CONCURRENCY },
+    processor: { concurrency: e.PROCESSOR_CONCURRENCY, parkedTtlSeconds: e.PROCESSOR_PARKED_TTL_SECONDS },
     metrics: {
       enabled: e.PROMETHEUS_ENABLED === '1' || e.PROMETHEUS_ENABLED === 'true',
       host: e.PROMETHEUS_EXPORTER_HOST,

@@ -2,11 +2,11 @@
 // contact are applied in order.
 import Type, { type Static } from 'typebox';
 import { Compile } from 'typebox/compile';
-import { Envelope } from './envelope.ts';
+import { CommandEnvelope } from './envelope.ts';
 
 export const ContactIdentified = Type.Object({
   type: Type.Literal('contact.identified'),
-  ...Envelope,
+  ...CommandEnvelope,
   contactId: Type.String(),
   userId: Type.String(),
   /** Sent attributes: they overwrite stored ones with the same key; others are kept. */

@@ -1,11 +1,11 @@
 // The contract of the `displays` topic, keyed by display id.
 import Type, { type Static } from 'typebox';
 import { Compile } from 'typebox/compile';
-import { Envelope } from './envelope.ts';
+import { CommandEnvelope } from './envelope.ts';
 
 export const DisplayCreated = Type.Object({
   type: Type.Literal('display.created'),
-  ...Envelope,
+  ...CommandEnvelope,
   displayId: Type.String(),
   surveyId: Type.String(),
   userId: Type.Optional(Type.String()),

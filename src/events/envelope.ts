@@ -8,6 +8,15 @@ export const Envelope = {
   environmentId: Type.String(),
 };
 
+/**
+ * Commands (not facts) also carry the edge's clock: when it accepted them, in microseconds since the
+ * epoch, the order of one key's commands (events/clock.ts). Optional: older edges did not write it.
+ */
+export const CommandEnvelope = {
+  ...Envelope,
+  clock: Type.Optional(Type.Integer({ minimum: 0 })),
+};
+
 /** What names any event: its type and its stable id. */
 export interface Named {
   type: string;

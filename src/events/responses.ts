@@ -2,13 +2,13 @@
 // processor. Keyed by response id, so all commands of one response are applied in order.
 import Type, { type Static } from 'typebox';
 import { Compile } from 'typebox/compile';
-import { Envelope } from './envelope.ts';
+import { CommandEnvelope } from './envelope.ts';
 
 const Answers = Type.Record(Type.String(), Type.Unknown());
 const Ttc = Type.Record(Type.String(), Type.Number());
 const Variables = Type.Record(Type.String(), Type.Union([Type.String(), Type.Number()]));
 
-const ResponseEnvelope = { ...Envelope, responseId: Type.String() };
+const ResponseEnvelope = { ...CommandEnvelope, responseId: Type.String() };
 
 export const ResponseCreated = Type.Object({
   type: Type.Literal('response.created'),

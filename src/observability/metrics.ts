@@ -121,6 +121,18 @@ export function createMetrics() {
         labelNames: ['reason'],
         ...register,
       }),
+      parked: new Counter({
+        name: 'chorus_events_parked_total',
+        help: 'Commands parked because they came before what they apply to (a response update before its create, for a moment after partitions were added), by topic',
+        labelNames: ['topic'],
+        ...register,
+      }),
+      parkedWaiting: new Gauge({
+        name: 'chorus_events_parked',
+        help: 'Commands waiting in parked_commands, by topic (measured by each processor every few seconds)',
+        labelNames: ['topic'],
+        ...register,
+      }),
       consumerRunning: new Gauge({
         name: 'chorus_kafka_consumer_running',
         help: 'Whether the consumer of a group runs in this process (1) or has crashed and is being restarted (0)',

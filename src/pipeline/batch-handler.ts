@@ -12,7 +12,8 @@ import type { Logger } from '../logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { TraceHeaders } from '../observability/tracing.ts';
 import type { EntityManager, Orm } from '../store/orm.ts';
-import { claimEvents } from '../store/applied-events.ts';
+import { claimEvents, unclaimEvents } from '../store/applied-events.ts';
+import { parkCommands, type ParkedRow } from '../store/parked-commands.ts';
 import { ChorusError } from '../errors.ts';
 import type { Named } from '../events/envelope.ts';
 import { deadLetter, type DeadLetter } from './dead-letter.ts';
@@ -38,6 +39,11 @@ export interface Effects<C, E extends Named> {
   publish: (events: E[]) => Promise<void>;
   /** The trace context a command travelled with, for work that continues it later (deliveries). */
   traceOf: (command: C) => TraceHeaders;
+  /**
+   * Commands that came before what they apply to: kept unclaimed, in the transaction, and handed to
+   * the processor again once they can be applied (pipeline/parking.ts).
+   */
+  park: (tx: EntityManager, commands: C[]) => Promise<void>;
 }
 
 export interface ProcessorDeps<E extends Named> {
@@ -66,6 +72,13 @@ export interface Processor<C extends Named, E extends Named = never> {
   claimIdOf?: (command: C) => string;
   /** Applies the fresh commands (never applied before), in their order, in the batch's transaction. */
   apply: (tx: EntityManager, commands: C[], effects: Effects<C, E>) => Promise<void>;
+  /** For a processor that parks commands (Effects.park): when they can go on (pipeline/parking.ts). */
+  parking?: {
+    /** The parked commands of a topic that can be applied now, oldest first. */
+    ready: (em: EntityManager, topic: string, limit: number) => Promise<ParkedRow[]>;
+    /** The dead-letter reason of a command parked longer than the time-to-live. */
+    expiredReason: string;
+  };
 }
 
 export function batchHandler<C extends Named, E extends Named>(
@@ -121,6 +134,17 @@ export function batchHandler<C extends Named, E extends Named>(
         );
       },
       traceOf: (command) => messageOf.get(command)!.trace,
+      park: async (tx, commands) => {
+        deps.metrics?.kafka.parked.inc({ topic: messages[0]!.topic }, commands.length);
+        for (const command of commands)
+          log.debug({ key: processor.keyOf(command) }, 'command parked until it can be applied');
+        const claimIdOf = claimIdFor(processor);
+        await parkCommands(
+          tx,
+          commands.map((command) => ({ eventId: claimIdOf(command), message: messageOf.get(command)! })),
+        );
+        await unclaimEvents(tx, commands.map(claimIdOf));
+      },
     };
     // Resolves false when the batch was taken away: nothing is committed, the next owner redoes it.
     // An error that says PostgreSQL refuses the values becomes an UnappliableError here, before the
@@ -174,7 +198,7 @@ export function unitOfWork<C extends Named, E extends Named>(
   commands: C[],
   effects: Effects<C, E>,
 ): Promise<void> {
-  const claimIdOf = processor.claimIdOf ?? ((command: C) => command.eventId);
+  const claimIdOf = claimIdFor(processor);
   return em.fork().transactional(async (tx) => {
     const relevant = processor.relevant ? await processor.relevant(tx, commands) : commands;
     if (relevant.length === 0) return;
@@ -183,6 +207,11 @@ export function unitOfWork<C extends Named, E extends Named>(
     const todo = relevant.filter((command) => fresh.delete(claimIdOf(command)));
     if (todo.length > 0) await processor.apply(tx, todo, effects);
   });
+}
+
+/** The id a processor claims a command under. */
+function claimIdFor<C extends Named>(processor: Processor<C, Named>): (command: C) => string {
+  return processor.claimIdOf ?? ((command: C) => command.eventId);
 }
 
 async function eventTooLarge<E extends Named>(

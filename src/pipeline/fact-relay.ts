@@ -2,23 +2,19 @@
 // fact_outbox) to their public topics, then deletes them, in one transaction: a fact is deleted
 // only once Kafka acknowledged it, so a crash or an outage publishes it again later with the same
 // `eventId` (at least once; readers deduplicate by id). Runs in every processor process; one relays
-// at a time (store/fact-outbox.ts). It never stops on an error: it says so once, retries with a
-// pause, and says when it recovered.
+// at a time (store/fact-outbox.ts). It never stops on an error (pipeline/polling.ts).
 import type { ContactFact } from '../events/contact-events.ts';
 import type { SurveyFact } from '../events/survey-events.ts';
 import type { Outputs } from '../kafka/outputs.ts';
 import type { Logger } from '../logger.ts';
 import type { Orm } from '../store/orm.ts';
 import { deleteOutboxFacts, takeOutboxFacts, type OutboxRow } from '../store/fact-outbox.ts';
+import { startPolling, type Polling } from './polling.ts';
 
 /** Facts per transaction: a full batch is followed at once by the next. */
 const BATCH = 500;
 /** The pause after a failure. */
 const RETRY_MS = 2_000;
-
-export interface FactRelay {
-  stop(): Promise<void>;
-}
 
 export function startFactRelay(deps: {
   orm: Orm;
@@ -26,20 +22,7 @@ export function startFactRelay(deps: {
   logger: Logger;
   /** How often an idle relay looks for new facts. */
   idleMs?: number;
-}): FactRelay {
-  const log = deps.logger.child({ component: 'fact-relay' });
-  const idleMs = deps.idleMs ?? 200;
-  let stopped = false;
-  let cancelPause: (() => void) | undefined;
-  const pause = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      cancelPause = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
-
+}): Polling {
   const relayOnce = () =>
     deps.orm.em.fork().transactional(async (tx) => {
       const rows = await takeOutboxFacts(tx, BATCH);
@@ -52,30 +35,14 @@ export function startFactRelay(deps: {
       );
       return rows.length;
     });
-
-  const running = (async () => {
-    let failing = false;
-    while (!stopped) {
-      let relayed = 0;
-      try {
-        relayed = await relayOnce();
-        if (failing) log.info('fact relay publishes again');
-        failing = false;
-      } catch (err) {
-        if (!failing) log.warn({ err }, 'fact relay cannot publish; retrying');
-        failing = true;
-      }
-      if (!stopped && relayed < BATCH) await pause(failing ? RETRY_MS : idleMs);
-    }
-  })();
-
-  return {
-    async stop() {
-      stopped = true;
-      cancelPause?.();
-      await running;
-    },
-  };
+  return startPolling({
+    round: async () => (await relayOnce()) === BATCH,
+    idleMs: deps.idleMs ?? 200,
+    retryMs: RETRY_MS,
+    log: deps.logger.child({ component: 'fact-relay' }),
+    failing: 'fact relay cannot publish; retrying',
+    recovered: 'fact relay publishes again',
+  });
 }
 
 function publish(outputs: Pick<Outputs, 'contactEvents' | 'surveyEvents'>, row: OutboxRow): Promise<void> {

@@ -1,6 +1,6 @@
-import { test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ResponseCreated, ResponseUpdated } from '../events/responses.ts';
+import type { ResponseCommand, ResponseCreated, ResponseUpdated } from '../events/responses.ts';
 import { responseCreated, responseUpdated, testTime as at } from '../../test/helpers/events.ts';
 import { foldResponse, mergeResponse, type ResponseState } from './merge.ts';
 
@@ -90,4 +90,67 @@ test('a fold applies commands in order and reports each rejection', () => {
     rejected.map((r) => [r.command.eventId, r.reason]),
     [['e3', 'response_already_finished']],
   );
+});
+
+describe('commands applied in another order than their edge accepted them', () => {
+  /** A response's commands as a client sends them: a create, updates, the last one finishing. */
+  function session(seed: number) {
+    let s = seed;
+    const random = (n: number) => ((s = (s * 1103515245 + 12345) % 2 ** 31), s % n);
+    const keys = ['q1', 'q2', 'q3', 'q4'];
+    const commands: ResponseCommand[] = [create({ clock: 1_000, data: { q1: 'first' } })];
+    const updates = 2 + random(5);
+    for (let i = 1; i <= updates; i++) {
+      const key = keys[random(keys.length)]!;
+      commands.push(
+        update({
+          clock: 1_000 + i,
+          data: { [key]: `v${i}` },
+          ttc: { [key]: i },
+          ...(random(3) === 0 ? { variables: { v: i } } : {}),
+          ...(random(4) === 0 ? { language: `l${i}` } : {}),
+          ...(i === updates && random(2) === 0 ? { finished: true, endingId: 'end' } : {}),
+        }),
+      );
+    }
+    return { commands, random };
+  }
+
+  test('the updates of a response give the state of their order of acceptance in any order', () => {
+    for (let seed = 1; seed <= 300; seed++) {
+      const { commands, random } = session(seed);
+      const inOrder = foldResponse(undefined, commands).state;
+      const [first, ...updates] = commands;
+      for (let i = updates.length - 1; i > 0; i--) {
+        const j = random(i + 1);
+        [updates[i], updates[j]] = [updates[j]!, updates[i]!];
+      }
+      const { state, rejected } = foldResponse(undefined, [first!, ...updates]);
+      assert.deepEqual(rejected, [], `seed ${seed}: nothing is rejected`);
+      const { clocks: _a, updatedAt: _b, ...expected } = inOrder!;
+      const { clocks: _c, updatedAt: _d, ...actual } = state!;
+      assert.deepEqual(actual, expected, `seed ${seed}`);
+    }
+  });
+
+  test('an update accepted before the finish and applied after it is merged, one accepted after it is rejected', () => {
+    const started = applied(undefined, create({ clock: 10, data: { q1: 'a' } }));
+    const finished = applied(started, update({ clock: 30, finished: true, data: { q3: 'c' } }));
+    const late = applied(finished, update({ clock: 20, data: { q2: 'b', q3: 'old' } }));
+    assert.deepEqual(late.data, { q1: 'a', q2: 'b', q3: 'c' });
+    assert.equal(late.finished, true);
+    assert.equal(mergeResponse(late, update({ clock: 40, data: { q1: 'x' } })).kind, 'rejected');
+  });
+
+  test('a key set by a later update is not overwritten by an earlier one applied late', () => {
+    const state = applied(
+      applied(
+        applied(undefined, create({ clock: 10 })),
+        update({ clock: 30, data: { q1: 'new' }, language: 'fr' }),
+      ),
+      update({ clock: 20, data: { q1: 'old', q2: 'kept' }, language: 'de' }),
+    );
+    assert.deepEqual(state.data, { q1: 'new', q2: 'kept' });
+    assert.equal(state.language, 'fr');
+  });
 });

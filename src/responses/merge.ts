@@ -2,9 +2,16 @@
 // of how partial responses become finished ones. Its rules are written as data below. The
 // processor folds commands with it; the edge updates the status it caches with the same rules
 // (status.ts); the store persists the state.
+//
+// Commands are merged by the edge's clock (events/clock.ts), not by arrival: every key remembers
+// the clock of the command that set it, and a command changes only the keys no later command set.
+// So a response's commands give the same state in whatever order they are applied, as long as its
+// create comes first (the processor parks the others until it does). In order, this is simply
+// "sent keys overwrite, keys not sent are kept".
 import type { ResponseCommand, ResponseCreated } from '../events/responses.ts';
 import type { Rejected } from '../events/dead-letters.ts';
-import type { RejectionReason, ResponseState } from './state.ts';
+import { clockOf } from '../events/clock.ts';
+import type { RejectionReason, ResponseClocks, ResponseState } from './state.ts';
 
 export type { RejectionReason, ResponseState } from './state.ts';
 
@@ -14,11 +21,14 @@ export type MergeOutcome =
 
 /** How each updatable field of a response changes when an update carries it. */
 const RULES = {
-  /** Shallow merge: keys sent overwrite, keys not sent are kept. */
+  /** Shallow merge: keys sent overwrite (unless a later command set them), keys not sent are kept. */
   merged: ['data', 'ttc', 'variables'],
-  /** Last writer wins, when present. */
+  /** Last writer (by clock) wins, when present. */
   overwritten: ['language', 'endingId'],
-  /** `finished` only goes from false to true; any update after that is rejected. */
+  /**
+   * `finished` only goes from false to true; an update accepted after the finish is rejected, one
+   * accepted before it (and applied late) is merged.
+   */
 } as const;
 
 export function mergeResponse(state: ResponseState | undefined, command: ResponseCommand): MergeOutcome {
@@ -27,22 +37,60 @@ export function mergeResponse(state: ResponseState | undefined, command: Respons
     return { kind: 'applied', state: withTotal(created(command)) };
   }
   if (!state) return { kind: 'rejected', reason: 'response_not_found', state };
-  if (state.finished) return { kind: 'rejected', reason: 'response_already_finished', state };
+  const clock = clockOf(command);
+  const { clocks } = state;
+  if (state.finished && clock >= (clocks.finished ?? 0))
+    return { kind: 'rejected', reason: 'response_already_finished', state };
 
-  const next: ResponseState = { ...state, updatedAt: command.occurredAt };
+  const next: ResponseState = {
+    ...state,
+    updatedAt: command.occurredAt > state.updatedAt ? command.occurredAt : state.updatedAt,
+    clocks: { ...clocks },
+  };
+  const setBefore = clocks.created ?? 0;
   for (const field of RULES.merged) {
     const patch = command[field];
-    if (patch) next[field] = mergeShallow(state[field], patch) as never;
+    if (!patch) continue;
+    const merged = mergeByClock(state[field], clocks[field], setBefore, patch, clock);
+    next[field] = merged.values as never;
+    next.clocks[field] = merged.clocks;
   }
   for (const field of RULES.overwritten) {
     const value = command[field];
-    if (value !== undefined) next[field] = value;
+    if (value !== undefined && clock >= (clocks[field] ?? setBefore)) {
+      next[field] = value;
+      next.clocks[field] = clock;
+    }
   }
-  next.finished = finishedAfter(state.finished, command.finished);
+  if (command.finished === true) {
+    next.finished = true;
+    next.clocks.finished = Math.min(clocks.finished ?? clock, clock);
+  }
   return { kind: 'applied', state: withTotal(next) };
 }
 
-/** The merge of `data`, `ttc` and `variables`: keys sent overwrite, keys not sent are kept. */
+/**
+ * Sent keys overwrite those set before `clock` (a key without a clock was set at `setBefore`), and
+ * take `clock`; keys a later command set, and keys not sent, are kept.
+ */
+function mergeByClock<V>(
+  before: Readonly<Record<string, V>>,
+  clocks: Readonly<Record<string, number>> | undefined,
+  setBefore: number,
+  patch: Readonly<Record<string, V>>,
+  clock: number,
+): { values: Record<string, V>; clocks: Record<string, number> } {
+  const values = { ...before };
+  const nextClocks = { ...clocks };
+  for (const [key, value] of Object.entries(patch)) {
+    if (clock < (nextClocks[key] ?? setBefore)) continue;
+    values[key] = value;
+    nextClocks[key] = clock;
+  }
+  return { values, clocks: nextClocks };
+}
+
+/** The merge of `data`, `ttc` and `variables` in order: keys sent overwrite, keys not sent are kept. */
 export function mergeShallow<V>(
   before: Readonly<Record<string, V>>,
   patch: Readonly<Record<string, V>> | undefined,
@@ -80,6 +128,9 @@ export function foldResponse(
 }
 
 function created(command: ResponseCreated): ResponseState {
+  const clock = clockOf(command);
+  const clocks: ResponseClocks = { created: clock };
+  if (command.finished) clocks.finished = clock;
   return {
     id: command.responseId,
     environmentId: command.environmentId,
@@ -97,6 +148,7 @@ function created(command: ResponseCreated): ResponseState {
     contactAttributes: null,
     createdAt: command.occurredAt,
     updatedAt: command.occurredAt,
+    clocks,
   };
 }
 

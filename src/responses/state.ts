@@ -19,6 +19,26 @@ export interface ResponseState {
   contactAttributes: Record<string, string> | null;
   createdAt: string;
   updatedAt: string;
+  /** When each part was last set, by the edge's clock: what lets a late command merge as if on time. */
+  clocks: ResponseClocks;
+}
+
+/**
+ * The edge clocks (events/clock.ts) behind a response's state, so that a command applied after a
+ * later one (as happens for a moment when partitions are added) changes only what no later command
+ * set. A key without a clock of its own was set by the create. Not part of what readers see.
+ */
+export interface ResponseClocks {
+  /** The create's clock (absent on responses stored before clocks: they count as oldest). */
+  created?: number;
+  /** The clock of the command that finished the response. */
+  finished?: number;
+  /** Per key of `data`, `ttc` and `variables` set by an update: that update's clock. */
+  data?: Record<string, number>;
+  ttc?: Record<string, number>;
+  variables?: Record<string, number>;
+  language?: number;
+  endingId?: number;
 }
 
 export type RejectionReason =

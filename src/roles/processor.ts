@@ -1,5 +1,5 @@
-// Composition of the processor role: one consumer group per input topic, and the relay of the
-// facts the store's triggers write.
+// Composition of the processor role: one consumer group per input topic (with the parked commands
+// of the processors that park), and the relay of the facts the store's triggers write.
 import type { Named } from '../events/envelope.ts';
 import type { Config } from '../config.ts';
 import { consumerGroupsFor, type Kafka, type Topics } from '../kafka/kafka.ts';
@@ -13,6 +13,8 @@ import { responseProcessor } from '../processors/responses/response-processor.ts
 import { displayProcessor } from '../processors/displays/display-processor.ts';
 import { contactProcessor } from '../processors/contacts/contact-processor.ts';
 import { startFactRelay } from '../pipeline/fact-relay.ts';
+import { startParking } from '../pipeline/parking.ts';
+import type { Polling } from '../pipeline/polling.ts';
 
 export interface ProcessorRoleDeps {
   config: Config;
@@ -32,38 +34,52 @@ export interface RunningProcessors {
 export async function startProcessors(deps: ProcessorRoleDeps): Promise<RunningProcessors> {
   const { config, kafka, orm, outputs, topics, metrics } = deps;
   const logger = deps.logger.child({ component: 'processor' });
+  const background: Polling[] = [];
   const consume = <C extends Named, E extends Named>(
     name: 'responses' | 'displays' | 'contacts',
     processor: Processor<C, E>,
     output?: Output<E>,
-  ) =>
-    runConsumer(
-      kafka,
-      {
-        ...consumerGroupsFor(config.kafka.groupPrefix, topics)[name],
-        concurrency: config.processor.concurrency,
-        handler: batchHandler(processor, {
+  ) => {
+    const group = consumerGroupsFor(config.kafka.groupPrefix, topics)[name];
+    const handler = batchHandler(processor, {
+      orm,
+      deadLetters: outputs.deadLetters,
+      output,
+      metrics,
+      logger,
+    });
+    if (processor.parking) {
+      const { ready, expiredReason } = processor.parking;
+      background.push(
+        startParking({
           orm,
+          topic: group.topic,
+          handler,
+          ready,
+          expiry: { seconds: config.processor.parkedTtlSeconds, reason: expiredReason },
           deadLetters: outputs.deadLetters,
-          output,
           metrics,
           logger,
         }),
-        metrics,
-      },
+      );
+    }
+    return runConsumer(
+      kafka,
+      { ...group, concurrency: config.processor.concurrency, handler, metrics },
       logger,
     );
+  };
   const consumers = await Promise.all([
     consume('responses', responseProcessor, outputs.responseEvents),
     consume('displays', displayProcessor, outputs.displayEvents),
     consume('contacts', contactProcessor),
   ]);
-  const relay = startFactRelay({ orm, outputs, logger });
+  background.push(startFactRelay({ orm, outputs, logger }));
   return {
     consumers,
     async stop() {
       await Promise.all(consumers.map((c) => c.stop()));
-      await relay.stop();
+      await Promise.all(background.map((b) => b.stop()));
     },
   };
 }

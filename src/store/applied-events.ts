@@ -1,7 +1,7 @@
 // Idempotence of every processor: the ids of applied events are claimed in `applied_events` inside
 // the batch's transaction. An id that was claimed before (a redelivery) is not returned, and two
 // consumers racing over one batch during a rebalance serialise on the claim.
-import type { EntityManager } from './orm.ts';
+import { query, type EntityManager } from './orm.ts';
 
 export async function claimEvents(tx: EntityManager, eventIds: readonly string[]): Promise<Set<string>> {
   if (eventIds.length === 0) return new Set();
@@ -11,4 +11,10 @@ export async function claimEvents(tx: EntityManager, eventIds: readonly string[]
     [...eventIds],
   );
   return new Set(claimed.map((r) => r.event_id));
+}
+
+/** Gives claims back, in the claiming transaction: the commands were not applied (they wait). */
+export async function unclaimEvents(tx: EntityManager, eventIds: readonly string[]): Promise<void> {
+  if (eventIds.length === 0) return;
+  await query(tx, `delete from applied_events where event_id = any(?)`, [eventIds]);
 }

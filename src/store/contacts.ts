@@ -132,6 +132,11 @@ export async function ensureContacts(
 }
 
 /** Contacts' attributes merged with what the identifies of a batch sent (folded per contact first). */
+/**
+ * Creates or updates contacts. Each attribute keeps the later, by the edge clock of the identify
+ * that set it, of its stored value and the one given: an identify applied late changes only the
+ * attributes no later one set (events/clock.ts).
+ */
 export async function upsertContacts(
   tx: EntityManager,
   contacts: readonly {
@@ -139,23 +144,37 @@ export async function upsertContacts(
     environmentId: string;
     userId: string;
     attributes: Record<string, string>;
+    attributeClocks: Record<string, number>;
     occurredAt: string;
   }[],
 ): Promise<void> {
   if (contacts.length === 0) return;
+  // The sent attributes (and their clocks) that are not older than the stored ones.
+  const newer = (column: 'attributes' | 'attribute_clocks') =>
+    `coalesce((select jsonb_object_agg(e.key, e.value) from jsonb_each(excluded.${column}) e
+       where coalesce((contacts.attribute_clocks ->> e.key)::bigint, 0)
+         <= (excluded.attribute_clocks ->> e.key)::bigint), '{}'::jsonb)`;
   await tx.execute(
-    `insert into contacts (id, environment_id, user_id, attributes, created_at, updated_at)
-     values ${contacts.map(() => '(?, ?, ?, ?::jsonb, ?, ?)').join(', ')}
+    `insert into contacts (id, environment_id, user_id, attributes, attribute_clocks, created_at, updated_at)
+     select c.id, c.environment_id, c.user_id, c.attributes, c.attribute_clocks, c.occurred_at, c.occurred_at
+     from jsonb_to_recordset(?::jsonb) as c(id varchar, environment_id varchar, user_id varchar,
+       attributes jsonb, attribute_clocks jsonb, occurred_at timestamptz)
      on conflict (id) do update
-       set attributes = contacts.attributes || excluded.attributes, updated_at = excluded.updated_at`,
-    contacts.flatMap((c) => [
-      c.contactId,
-      c.environmentId,
-      c.userId,
-      JSON.stringify(c.attributes),
-      c.occurredAt,
-      c.occurredAt,
-    ]),
+       set attributes = contacts.attributes || ${newer('attributes')},
+           attribute_clocks = contacts.attribute_clocks || ${newer('attribute_clocks')},
+           updated_at = greatest(contacts.updated_at, excluded.updated_at)`,
+    [
+      JSON.stringify(
+        contacts.map((c) => ({
+          id: c.contactId,
+          environment_id: c.environmentId,
+          user_id: c.userId,
+          attributes: c.attributes,
+          attribute_clocks: c.attributeClocks,
+          occurred_at: c.occurredAt,
+        })),
+      ),
+    ],
   );
 }
 

@@ -3,6 +3,7 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
 import { PROVIDERS } from '../config.ts';
 import { SURVEY_STATUSES } from '../events/survey-events.ts';
+import type { ResponseClocks } from '../responses/state.ts';
 
 export const PLANS = ['free', 'enterprise'] as const;
 export type Plan = (typeof PLANS)[number];
@@ -142,6 +143,8 @@ export const Response = defineEntity({
     contactAttributes: p.json<Record<string, string>>().nullable(),
     createdAt: p.datetime(),
     updatedAt: p.datetime(),
+    /** The processor's merge bookkeeping (responses/state.ts), never read by management reads. */
+    clocks: p.json<ResponseClocks>().lazy().hidden().defaultRaw(`'{}'`),
   },
 });
 export type Response = InferEntity<typeof Response>;
@@ -174,6 +177,8 @@ export const Contact = defineEntity({
     environment: () => p.manyToOne(Environment).deleteRule('cascade'),
     userId: p.string(),
     attributes: p.json<Record<string, string>>(),
+    /** Per attribute, the edge clock of the identify that set it (contacts/merge.ts); never read out. */
+    attributeClocks: p.json<Record<string, number>>().lazy().hidden().defaultRaw(`'{}'`),
     createdAt: p.datetime(),
     updatedAt: p.datetime(),
   },
@@ -354,6 +359,28 @@ export const OutboxFact = defineEntity({
 export type OutboxFact = InferEntity<typeof OutboxFact>;
 
 /**
+ * A command that came before what it applies to (a response's update before its create, which
+ * happens for a moment when partitions are added): kept as consumed, and handed to its processor
+ * again once it can be applied (pipeline/parking.ts).
+ */
+export const ParkedCommand = defineEntity({
+  name: 'ParkedCommand',
+  tableName: 'parked_commands',
+  indexes: [{ properties: ['topic', 'key'] }, { properties: ['parkedAt'] }],
+  properties: {
+    eventId: p.string().primary(),
+    topic: p.string(),
+    key: p.string(),
+    partition: p.integer(),
+    offset: p.string(),
+    value: p.text(),
+    headers: p.json<Record<string, string>>(),
+    parkedAt: p.datetime().defaultRaw('now()'),
+  },
+});
+export type ParkedCommand = InferEntity<typeof ParkedCommand>;
+
+/**
  * An OAuth connection attempt (src/integrations/README.md, "The OAuth connect flow"): its ticket is
  * redeemed once by the browser, and its state consumed once by the callback. Hashes only, never
  * the ticket or the nonce. Used through conditional UPDATEs in store/integrations.ts.
@@ -395,4 +422,5 @@ export const entities = [
   RecordCount,
   OAuthAttempt,
   OutboxFact,
+  ParkedCommand,
 ];

@@ -24,6 +24,7 @@ const COLUMNS = {
   contactAttributes: ['contact_attributes', 'jsonb'],
   createdAt: ['created_at', 'timestamptz'],
   updatedAt: ['updated_at', 'timestamptz'],
+  clocks: ['clocks', 'jsonb'],
 } as const satisfies Record<keyof ResponseState, readonly [string, string]>;
 
 const FIELDS = Object.keys(COLUMNS) as (keyof ResponseState)[];

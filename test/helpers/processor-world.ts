@@ -58,4 +58,5 @@ export const ignoreEffects = {
   reject: async () => undefined,
   publish: async () => undefined,
   traceOf: () => ({}),
+  park: async () => undefined,
 };

@@ -52,9 +52,13 @@ describe('client API acceptance rules', () => {
       true,
       'the command is what the response processor parses',
     );
-    const { eventId, occurredAt, meta, ...fields } = event;
+    const { eventId, occurredAt, clock, meta, ...fields } = event;
     assert.match(eventId, /^evt_/);
     assert.ok(Math.abs(Date.parse(occurredAt) - Date.now()) < 60_000);
+    assert.ok(
+      Math.abs(clock! / 1000 - Date.parse(occurredAt)) < 1000,
+      'the clock: when the edge accepted it',
+    );
     assert.deepEqual(fields, {
       type: 'response.created',
       version: 1,
@@ -224,6 +228,7 @@ describe('client API acceptance rules', () => {
       version: 2,
       type: 'response.created',
       occurredAt: '2000-01-01T00:00:00.000Z',
+      clock: 1,
       environmentId: 'env_other',
       surveyId: 'srv_other',
     });
@@ -231,8 +236,9 @@ describe('client API acceptance rules', () => {
     const { key, event } = client.published[1]!;
     assert.equal(key, id);
     assert.equal(ResponseCommandCheck.Check(event), true);
-    const { eventId, occurredAt, ...fields } = event;
+    const { eventId, occurredAt, clock, ...fields } = event;
     assert.notEqual(eventId, 'evt_forged');
+    assert.ok(clock! > 1_000_000, "the clock is the edge's own");
     assert.ok(Date.parse(occurredAt) > Date.parse('2020-01-01T00:00:00.000Z'));
     assert.deepEqual(fields, {
       type: 'response.updated',
@@ -295,12 +301,13 @@ describe('client API acceptance rules', () => {
     assert.equal(identified?.key, contactKey(enterprise, 'u1'), 'all changes of one contact in order');
     assert.equal(ContactCommandCheck.Check(identified?.event), true);
     assert.deepEqual(
-      { ...identified?.event, eventId: undefined, occurredAt: undefined },
+      { ...identified?.event, eventId: undefined, occurredAt: undefined, clock: undefined },
       {
         type: 'contact.identified',
         version: 1,
         eventId: undefined,
         occurredAt: undefined,
+        clock: undefined,
         environmentId: enterprise,
         contactId,
         userId: 'u1',

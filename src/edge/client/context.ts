@@ -17,6 +17,7 @@ import type { Validator } from 'typebox/compile';
 import type { RouteRequest } from '../router.ts';
 import { parseJsonBody, requireId, validateBody } from '../validation.ts';
 import { requireStorableRequest } from '../safe-json.ts';
+import { acceptClock } from '../../events/clock.ts';
 
 export interface ClientContext {
   environments: Directory<EnvironmentInfo>;
@@ -165,5 +166,12 @@ export function validationFailed(problems: Record<string, string>): never {
 }
 
 export function envelope(environmentId: string) {
-  return { version: 1 as const, eventId: newId('evt'), occurredAt: new Date().toISOString(), environmentId };
+  const now = Date.now();
+  return {
+    version: 1 as const,
+    eventId: newId('evt', now),
+    occurredAt: new Date(now).toISOString(),
+    clock: acceptClock(now),
+    environmentId,
+  };
 }

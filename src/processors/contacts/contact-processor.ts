@@ -1,11 +1,16 @@
 // The contact processor: consumes the `contacts` topic (keyed by environment + user id, so each
-// contact's changes arrive in order) and keeps `contacts` and the attribute keys they use.
+// contact's changes arrive in order, and merge by the edge's clock when for a moment after
+// partitions were added they do not) and keeps `contacts` and the attribute keys they use.
 import { ContactCommandCheck, contactKey, type ContactCommand } from '../../events/contacts.ts';
+import { clockOf } from '../../events/clock.ts';
 import type { Processor } from '../../pipeline/batch-handler.ts';
 import { mergeAttributes } from '../../contacts/merge.ts';
 import { ATTRIBUTE_KEY_PATTERN } from '../../store/entities.ts';
 import { ensureAttributeKeys } from '../../store/attribute-keys.ts';
 import { upsertContacts, withoutDeletedContacts } from '../../store/contacts.ts';
+
+/** A contact's identifies of one batch, folded: its attributes and the clock of what set each one. */
+type ContactChange = ContactCommand & { attributeClocks: Record<string, number> };
 
 export const contactProcessor: Processor<ContactCommand> = {
   schema: ContactCommandCheck,
@@ -18,13 +23,20 @@ export const contactProcessor: Processor<ContactCommand> = {
       (c) => c.contactId,
       (c) => c.occurredAt,
     );
-    // Fold each contact's identifies of this batch, in order: one upsert per contact.
-    const folded = new Map<string, ContactCommand>();
-    for (const command of live) {
+    // Fold each contact's identifies of this batch by their edge clock: one upsert per contact, with
+    // the clock of what set each attribute, so that the store keeps the later of its value and ours.
+    const folded = new Map<string, ContactChange>();
+    for (const command of [...live].sort((a, b) => clockOf(a) - clockOf(b))) {
       const before = folded.get(command.contactId);
+      const clock = clockOf(command);
+      const attributes = mergeAttributes(before?.attributes, command.attributes, command.userId);
+      const attributeClocks = { ...before?.attributeClocks };
+      for (const key of [...Object.keys(command.attributes), 'userId']) attributeClocks[key] = clock;
       folded.set(command.contactId, {
         ...command,
-        attributes: mergeAttributes(before?.attributes, command.attributes, command.userId),
+        occurredAt: before && before.occurredAt > command.occurredAt ? before.occurredAt : command.occurredAt,
+        attributes,
+        attributeClocks,
       });
     }
     const contacts = [...folded.values()];

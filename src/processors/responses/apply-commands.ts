@@ -1,7 +1,7 @@
 // Step 2 of the response pipeline: in the batch's transaction (whose event ids the pipeline has
-// claimed), the fresh commands are applied: lock and load rows → fold → single-use check → link
-// contacts → persist → link displays → count quotas → record rejections and announce every change
-// on response-events (before the commit).
+// claimed), the fresh commands are applied: lock and load rows → park the updates of responses not
+// created yet → fold → single-use check → link contacts → persist → link displays → count quotas →
+// record rejections and announce every change on response-events (before the commit).
 import type { EntityManager } from '../../store/orm.ts';
 import { lockResponses, saveResponses } from '../../store/response-rows.ts';
 import type { ResponseCommand, ResponseCreated } from '../../events/responses.ts';
@@ -31,6 +31,17 @@ export async function applyCommands(
   }
 
   const existing = await lockResponses(tx, [...byResponse.keys()]);
+  // An update whose create has not been applied yet came early: its create is still on its way in
+  // another partition (for a moment after partitions were added) or in a batch being applied. It
+  // waits, and is applied once the response is stored; the merge by clock gives it the place its
+  // edge gave it (responses/merge.ts).
+  const early: ResponseCommand[] = [];
+  for (const [id, list] of byResponse) {
+    if (existing.has(id) || list.some((c) => c.type === 'response.created')) continue;
+    early.push(...list);
+    byResponse.delete(id);
+  }
+  if (early.length > 0) await effects.park(tx, early);
   const rejections: Rejected<ResponseCommand, RejectionReason>[] = [];
   const changed: ResponseState[] = [];
   const steps: { command: ResponseCommand; state: ResponseState; before: ResponseState | undefined }[] = [];
@@ -113,8 +124,11 @@ function factsOf(
   }));
 }
 
-/** The response as the public stream shows it: the contact's attributes stay on contact-events. */
+/**
+ * The response as the public stream shows it: the contact's attributes stay on contact-events, and
+ * the merge's clocks are its own.
+ */
 function snapshotOf(state: ResponseState): ResponseSnapshot {
-  const { contactAttributes: _personal, ...snapshot } = state;
+  const { contactAttributes: _personal, clocks: _merge, ...snapshot } = state;
   return { ...snapshot, meta: state.meta };
 }

@@ -132,15 +132,13 @@ describe('response processor', () => {
     ];
     const recorded: unknown[] = [];
     await unitOfWork(responseProcessor, world.orm.em, batch, {
+      ...ignoreEffects,
       reject: async (r) => void recorded.push(...r),
-      publish: async () => undefined,
-      traceOf: () => ({}),
     });
     const once = await world.orm.em.fork().findOneOrFail(Response, { id });
     await unitOfWork(responseProcessor, world.orm.em, batch, {
+      ...ignoreEffects,
       reject: async (r) => void recorded.push(...r),
-      publish: async () => undefined,
-      traceOf: () => ({}),
     });
     const twice = await world.orm.em.fork().findOneOrFail(Response, { id });
     assert.deepEqual({ ...twice }, { ...once });
