@@ -33,6 +33,7 @@ import { singleUseIds } from '../edge/client/single-use.ts';
 import { RecentContactActivity } from '../edge/client/recent-activity.ts';
 import { idempotency } from '../edge/client/idempotency.ts';
 import { redisRateLimiter } from '../edge/rate-limit.ts';
+import { sharedResponseStatuses } from '../edge/client/response-statuses.ts';
 import { rateLimited } from '../edge/request-limits.ts';
 import type { ManagementContext } from '../edge/management/context.ts';
 import type { IntegrationsContext } from '../edge/management/integrations/context.ts';
@@ -101,11 +102,17 @@ export async function startEdge(deps: EdgeDeps): Promise<RunningEdge> {
     environments: cache((id) => findEnvironment(em.fork(), id), 30_000, 10_000),
     surveys,
     // A response's quota answers are filtered by its survey's quotas, read through the survey cache.
-    responses: cache(
-      (id) => findResponseStatus(em, id, async (surveyId) => (await surveys.get(surveyId))?.quotas ?? []),
-      60_000,
-      200_000,
-    ),
+    responses: sharedResponseStatuses({
+      redis: deps.redis,
+      keyPrefix: deps.http.redisKeyPrefix,
+      ttlSeconds: deps.http.responseStatusShareSeconds,
+      local: cache(
+        (id) => findResponseStatus(em, id, async (surveyId) => (await surveys.get(surveyId))?.quotas ?? []),
+        60_000,
+        200_000,
+      ),
+      logger: log,
+    }),
     displays: cache((id) => findDisplayStatus(em, id), 60_000),
     contacts: cache((id) => findContact(em, id), 10_000),
     singleUseIds: singleUseIds({

@@ -2,9 +2,13 @@
 //
 // Each logical response is a chain, as the widget sends it: a create (not finished), an update that
 // adds an answer, and an update that finishes it; each step starts once the previous one was
-// acknowledged. A step answered 503 (or not answered at all) is retried after a second with the
+// acknowledged. Both updates set `step`, so a finish applied before the update it followed shows. A step answered 503 (or not answered at all) is retried after a second with the
 // same body, and a create with the same `Idempotency-Key`, as a well-behaved client does. Displays
-// and identifies run beside them, once each, from several environments.
+// and identifies run beside them from several environments: a display once, a user identified
+// twice (the second identify changes the attribute the first set).
+//
+// With several `baseUrls` (edges behind one address) each request goes to the next edge, so a
+// response's create, update and finish usually reach different edges.
 //
 // The ledger records every request (when sent, when answered, the status). What was acknowledged is
 // then compared with what PostgreSQL holds: every acknowledged command must be reflected in its row
@@ -41,6 +45,8 @@ interface LogicalResponse {
 
 export interface LoadOptions {
   baseUrl: string;
+  /** Edges behind one address: requests go to each in turn (default: `baseUrl` alone). */
+  baseUrls?: string[];
   tenants: Tenant[];
   /** Tells the logical responses of one scenario from another's. */
   label: string;
@@ -120,6 +126,12 @@ export class FaultLoad {
     );
   }
 
+  private sentCount = 0;
+  private nextBaseUrl(): string {
+    const urls = this.options.baseUrls ?? [this.options.baseUrl];
+    return urls[this.sentCount++ % urls.length]!;
+  }
+
   private track(work: Promise<void>): void {
     this.running.add(work);
     void work.finally(() => this.running.delete(work));
@@ -131,7 +143,7 @@ export class FaultLoad {
     let answer: unknown;
     let failure: string | undefined;
     try {
-      const reply = await fetch(`${this.options.baseUrl}${path}`, {
+      const reply = await fetch(`${this.nextBaseUrl()}${path}`, {
         method,
         headers: { 'content-type': 'application/json', ...headers },
         body: JSON.stringify(body),
@@ -199,12 +211,14 @@ export class FaultLoad {
     if (created.outcome !== 200 || !created.answer?.data?.id) return;
     logical.id = created.answer.data.id;
     const path = `${base}/${logical.id}`;
-    const updated = await this.untilAnswered('update', 'PUT', path, { data: { score: logical.score } });
+    const updated = await this.untilAnswered('update', 'PUT', path, {
+      data: { score: logical.score, step: 'answered' },
+    });
     if (updated.outcome !== 200) return;
     logical.updateAcked = true;
     const finished = await this.untilAnswered('finish', 'PUT', path, {
       finished: true,
-      data: { plan: 'pro' },
+      data: { plan: 'pro', step: 'finished' },
     });
     // A finish whose answer was lost (and which was applied) is refused when sent again: the
     // response is finished already. The edge says so, so the store must hold it finished too.
@@ -229,10 +243,10 @@ export class FaultLoad {
     const tenant = this.tenant(n);
     const userId = `${this.options.label}-user-${n}`;
     const plan = `plan-${n}`;
-    const reply = await this.send('identify', 'POST', `/api/v1/client/${tenant.environmentId}/user`, {
-      userId,
-      attributes: { plan },
-    });
+    const path = `/api/v1/client/${tenant.environmentId}/user`;
+    const first = await this.send('identify', 'POST', path, { userId, attributes: { plan: 'trial' } });
+    if (first.outcome !== 200) return;
+    const reply = await this.send('identify', 'POST', path, { userId, attributes: { plan } });
     if (reply.outcome === 200) this.identifies.push({ tenant, userId, plan });
   }
 
@@ -288,8 +302,8 @@ export async function checkStored(databaseUrl: string, load: FaultLoad): Promise
           ? `feedback ${String(row.data.feedback)}`
           : r.updateAcked && row.data.score !== r.score
             ? `score ${String(row.data.score)} instead of ${r.score}`
-            : r.finishAcked && (!row.finished || row.data.plan !== 'pro')
-              ? `finished=${row.finished} plan=${String(row.data.plan)}`
+            : r.finishAcked && (!row.finished || row.data.plan !== 'pro' || row.data.step !== 'finished')
+              ? `finished=${row.finished} plan=${String(row.data.plan)} step=${String(row.data.step)}`
               : undefined;
       if (problem) lost.push(`${r.id} (${r.marker}): ${problem}`);
     }

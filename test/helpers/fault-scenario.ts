@@ -193,20 +193,24 @@ export interface FaultCluster {
   deleteTopics(): Promise<void>;
 }
 
-export async function faultCluster({
+/**
+ * The environment of a run's `chorus start` processes: the database and brokers given, topics and
+ * groups under `topicPrefix`, limits off for the one test client, Redis keys of its own. What it
+ * makes on the shared servers is recorded for the cleanup of a killed run.
+ */
+export function faultEnv({
   run,
   databaseUrl,
   brokers,
-  topicPrefix = `fault.${run.scenario}.${randomBytes(3).toString('hex')}.`,
+  topicPrefix,
+  port,
 }: {
   run: FaultRun;
   databaseUrl: string;
   brokers: string;
-  /** Topics and consumer groups: a fresh prefix unless given (a test world's, to delete them). */
-  topicPrefix?: string;
-}): Promise<FaultCluster> {
-  const name = run.scenario;
-  const port = await freePort(); // fixed, so a restarted edge answers at the same address
+  topicPrefix: string;
+  port: number;
+}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     DATABASE_URL: databaseUrl,
@@ -224,17 +228,35 @@ export async function faultCluster({
     RATE_LIMIT_MANAGEMENT_PER_KEY: '0',
     RATE_LIMIT_UNKNOWN_KEY_PER_ADDRESS: '0',
     // Idempotency keys and limits live in the shared Redis: this run's are its own.
-    REDIS_KEY_PREFIX: `fault.${name}.${randomBytes(4).toString('hex')}:`,
+    REDIS_KEY_PREFIX: `fault.${run.scenario}.${randomBytes(4).toString('hex')}:`,
   };
   const shared: SharedLeftovers = {};
   const sharedPostgres = new URL(process.env.CHORUS_TEST_DATABASE_URL ?? DEFAULT_DATABASE_URL).host;
   if (new URL(databaseUrl).host === sharedPostgres) shared.database = databaseUrl;
   if (brokers === sharedBrokers()) shared.topics = { brokers, prefix: topicPrefix };
   writeFileSync(path.join(run.dir, 'shared.json'), JSON.stringify(shared));
-  const roleFiles = (role: string) => ({
-    logFile: path.join(run.dir, `${role}.log`),
-    pidFile: path.join(run.dir, `${role}.pid`),
-  });
+  return env;
+}
+
+/** The log and pid files of one role's process in a run's directory. */
+export function roleFiles(run: FaultRun, name: string): { logFile: string; pidFile: string } {
+  return { logFile: path.join(run.dir, `${name}.log`), pidFile: path.join(run.dir, `${name}.pid`) };
+}
+
+export async function faultCluster({
+  run,
+  databaseUrl,
+  brokers,
+  topicPrefix = `fault.${run.scenario}.${randomBytes(3).toString('hex')}.`,
+}: {
+  run: FaultRun;
+  databaseUrl: string;
+  brokers: string;
+  /** Topics and consumer groups: a fresh prefix unless given (a test world's, to delete them). */
+  topicPrefix?: string;
+}): Promise<FaultCluster> {
+  const port = await freePort(); // fixed, so a restarted edge answers at the same address
+  const env = faultEnv({ run, databaseUrl, brokers, topicPrefix, port });
   let edge: SupervisedRole | undefined;
   let processor: SupervisedRole | undefined;
   const cluster: FaultCluster = {
@@ -250,14 +272,14 @@ export async function faultCluster({
       return processor;
     },
     startProcessor: async () => {
-      processor = superviseRole('processor', env, roleFiles('processor'));
+      processor = superviseRole('processor', env, roleFiles(run, 'processor'));
       await processor.ready(90_000);
     },
     processorStarts: () => processor?.starts ?? 0,
     processorExits: () => [...(processor?.exits ?? [])],
     consumerCrashes: () => processor?.grep(/"msg":"consumer crashed/).length ?? 0,
     startEdge: async () => {
-      edge = superviseRole('edge', env, roleFiles('edge'));
+      edge = superviseRole('edge', env, roleFiles(run, 'edge'));
       await edge.ready(90_000);
     },
     stop: async () => {

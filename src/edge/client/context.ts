@@ -6,7 +6,7 @@ import type { Outputs } from '../../kafka/outputs.ts';
 import type { ContactRecord } from '../../store/contacts.ts';
 import type { DisplayStatus } from '../../store/displays.ts';
 import type { EnvironmentInfo } from '../../store/environments.ts';
-import type { ResponseStatus } from '../../responses/status.ts';
+import type { ResponseStatuses } from './response-statuses.ts';
 import type { SurveySnapshot } from '../../store/surveys.ts';
 import { contactIdFor, newId } from '../../ids.ts';
 import type { Directory } from '../directory.ts';
@@ -22,7 +22,7 @@ import { acceptClock } from '../../events/clock.ts';
 export interface ClientContext {
   environments: Directory<EnvironmentInfo>;
   surveys: Directory<SurveySnapshot>;
-  responses: Directory<ResponseStatus>;
+  responses: ResponseStatuses;
   displays: Directory<DisplayStatus>;
   contacts: Directory<ContactRecord>;
   singleUseIds: SingleUseIds;

@@ -154,7 +154,7 @@ async function createResponse(
     throw error;
   }
 
-  ctx.responses.set(
+  await ctx.responses.set(
     responseId,
     statusOf({ environmentId, surveyId: survey.id, finished, data: body.data }, survey.quotas),
   );
@@ -205,7 +205,7 @@ async function updateResponse(ctx: ClientContext, request: RouteRequest) {
   };
   await ctx.outputs.responses.publish(command);
 
-  ctx.responses.set(
+  await ctx.responses.set(
     responseId,
     finished === true ? statusAfterUpdate(status, { ...body, finished }, survey?.quotas) : merged,
   );
