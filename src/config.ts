@@ -408,12 +408,12 @@ export const VARIABLES = {
     schema: Type.Integer({ default: 86_400, minimum: 60, maximum: 7 * 86_400 }),
     meaning: 'How long an `Idempotency-Key` is remembered, in seconds (60 to 7 days).',
   },
-  RESPONSE_STATUS_SHARE_S: {
+  STATUS_SHARE_S: {
     schema: Type.Integer({ default: 600, minimum: 10, maximum: 86_400 }),
     meaning:
-      "How long Redis keeps a response's status after an edge accepted a write of it, in seconds, so " +
-      "that another edge accepts the response's next update before the processors stored it. Longer " +
-      'than the processors may lag behind.',
+      'How long Redis keeps the status of a response or display after an edge accepted a write of it, in seconds, so ' +
+      "that another edge accepts the response's next update, or a response linking the display, before the processors " +
+      'stored it. Longer than the processors may lag behind.',
   },
 } satisfies Record<string, Variable>;
 
@@ -438,9 +438,9 @@ export interface Config {
     readonly rateLimit: RateLimitConfig;
     /** How long an `Idempotency-Key` of a POST is remembered (across edges, in Redis). */
     readonly idempotencyWindowSeconds: number;
-    /** How long a response's status is shared with the other edges (in Redis) after a write. */
-    readonly responseStatusShareSeconds: number;
-    /** REDIS_KEY_PREFIX, for the edge's shared state (rate limits, idempotency keys, single-use ids, response statuses). */
+    /** How long a response's or display's status is shared with the other edges (in Redis) after a write. */
+    readonly statusShareSeconds: number;
+    /** REDIS_KEY_PREFIX, for the edge's shared state (rate limits, idempotency keys, single-use ids, response and display statuses). */
     readonly redisKeyPrefix: string;
     /** Where the widget bundles served at `/js/*` are (WIDGET_ASSETS_DIR); undefined: none are. */
     readonly widgetAssetsDir: string | undefined;
@@ -570,7 +570,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         redisTimeoutMs: e.RATE_LIMIT_REDIS_TIMEOUT_MS,
       },
       idempotencyWindowSeconds: e.IDEMPOTENCY_WINDOW_S,
-      responseStatusShareSeconds: e.RESPONSE_STATUS_SHARE_S,
+      statusShareSeconds: e.STATUS_SHARE_S,
       redisKeyPrefix: e.REDIS_KEY_PREFIX,
       widgetAssetsDir: e.WIDGET_ASSETS_DIR,
     },

@@ -33,7 +33,7 @@ import { singleUseIds } from '../edge/client/single-use.ts';
 import { RecentContactActivity } from '../edge/client/recent-activity.ts';
 import { idempotency } from '../edge/client/idempotency.ts';
 import { redisRateLimiter } from '../edge/rate-limit.ts';
-import { sharedResponseStatuses } from '../edge/client/response-statuses.ts';
+import { sharedStatuses } from '../edge/client/shared-statuses.ts';
 import { rateLimited } from '../edge/request-limits.ts';
 import type { ManagementContext } from '../edge/management/context.ts';
 import type { IntegrationsContext } from '../edge/management/integrations/context.ts';
@@ -98,22 +98,31 @@ export async function startEdge(deps: EdgeDeps): Promise<RunningEdge> {
     log,
   );
 
+  // Responses and displays an edge accepted are known to the others at once (client/shared-statuses.ts).
+  const shared = {
+    redis: deps.redis,
+    keyPrefix: deps.http.redisKeyPrefix,
+    ttlSeconds: deps.http.statusShareSeconds,
+    logger: log,
+  };
   const client: ClientContext = {
     environments: cache((id) => findEnvironment(em.fork(), id), 30_000, 10_000),
     surveys,
     // A response's quota answers are filtered by its survey's quotas, read through the survey cache.
-    responses: sharedResponseStatuses({
-      redis: deps.redis,
-      keyPrefix: deps.http.redisKeyPrefix,
-      ttlSeconds: deps.http.responseStatusShareSeconds,
+    responses: sharedStatuses({
+      ...shared,
+      kind: 'response',
       local: cache(
         (id) => findResponseStatus(em, id, async (surveyId) => (await surveys.get(surveyId))?.quotas ?? []),
         60_000,
         200_000,
       ),
-      logger: log,
     }),
-    displays: cache((id) => findDisplayStatus(em, id), 60_000),
+    displays: sharedStatuses({
+      ...shared,
+      kind: 'display',
+      local: cache((id) => findDisplayStatus(em, id), 60_000),
+    }),
     contacts: cache((id) => findContact(em, id), 10_000),
     singleUseIds: singleUseIds({
       redis: deps.redis,

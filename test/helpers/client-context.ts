@@ -88,13 +88,16 @@ export function inMemoryClient(options: { trustedProxyHops?: number } = {}): InM
     },
     topicsFor(''),
   );
-  const responses = directory(store.responses);
+  // One edge: what it knows of responses and displays is its own (sharing them is an e2e matter).
+  const unshared = <V>(local: Directory<V>) => ({
+    get: (id: string) => local.get(id),
+    set: async (id: string, status: V) => local.set(id, status),
+  });
   const ctx: ClientContext = {
     environments: directory(store.environments),
     surveys: directory(store.surveys),
-    // One edge: what it knows of responses is its own (the Redis-shared statuses are an e2e matter).
-    responses: { get: (id) => responses.get(id), set: async (id, status) => responses.set(id, status) },
-    displays: directory(store.displays),
+    responses: unshared(directory(store.responses)),
+    displays: unshared(directory(store.displays)),
     contacts: directory(store.contacts),
     singleUseIds: singleUseIdsInMemory(),
     recent: new RecentContactActivity(),

@@ -6,7 +6,8 @@ import type { Outputs } from '../../kafka/outputs.ts';
 import type { ContactRecord } from '../../store/contacts.ts';
 import type { DisplayStatus } from '../../store/displays.ts';
 import type { EnvironmentInfo } from '../../store/environments.ts';
-import type { ResponseStatuses } from './response-statuses.ts';
+import type { ResponseStatus } from '../../responses/status.ts';
+import type { SharedStatuses } from './shared-statuses.ts';
 import type { SurveySnapshot } from '../../store/surveys.ts';
 import { contactIdFor, newId } from '../../ids.ts';
 import type { Directory } from '../directory.ts';
@@ -22,8 +23,8 @@ import { acceptClock } from '../../events/clock.ts';
 export interface ClientContext {
   environments: Directory<EnvironmentInfo>;
   surveys: Directory<SurveySnapshot>;
-  responses: ResponseStatuses;
-  displays: Directory<DisplayStatus>;
+  responses: SharedStatuses<ResponseStatus>;
+  displays: SharedStatuses<DisplayStatus>;
   contacts: Directory<ContactRecord>;
   singleUseIds: SingleUseIds;
   /** The displays and responses this edge wrote for each contact lately (for the user state). */

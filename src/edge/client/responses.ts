@@ -158,7 +158,7 @@ async function createResponse(
     responseId,
     statusOf({ environmentId, surveyId: survey.id, finished, data: body.data }, survey.quotas),
   );
-  if (body.displayId) ctx.displays.set(body.displayId, { surveyId: survey.id, linked: true });
+  if (body.displayId) await ctx.displays.set(body.displayId, { surveyId: survey.id, linked: true });
   if (identity) ctx.recent.recordResponse(identity.contactId, survey.id);
   return { status: 200, body: { data: { id: responseId, ...quotaAnswer(quota) } } };
 }

@@ -1,0 +1,68 @@
+// What the edges know of recent responses and displays, shared through Redis. A client may send a
+// response's create to one edge and its next update to another (edges behind one address), or show
+// a survey through one and send the response that links the display through another: the second edge
+// must know the record before the processors stored it, and see what the first accepted (answers, a
+// finish, a link). So after Kafka acknowledged a write, the edge writes the record's status to Redis
+// before it answers, and reads it there first. What Redis does not hold (it expired, or Redis was
+// emptied) is what the edge's own cache or PostgreSQL says: by then the processors have stored it.
+// While Redis does not answer, each edge goes on with what it knows itself (the statuses it wrote,
+// and the store), and says so once.
+import type { Logger } from '../../logger.ts';
+import type { Redis } from '../../redis.ts';
+import type { Directory } from '../directory.ts';
+
+export interface SharedStatuses<V> {
+  get(id: string): Promise<V | undefined>;
+  /** The status after an acknowledged write: shared with the other edges before the answer. */
+  set(id: string, status: V): Promise<void>;
+}
+
+export function sharedStatuses<V>(options: {
+  redis: Redis;
+  /** REDIS_KEY_PREFIX and the kind of record: `<prefix><kind>:<id>`. */
+  keyPrefix: string;
+  kind: 'response' | 'display';
+  /** How long Redis keeps a status: longer than the processors take to store the record. */
+  ttlSeconds: number;
+  /** This edge's cache, loading from PostgreSQL. */
+  local: Directory<V>;
+  logger: Logger;
+}): SharedStatuses<V> {
+  const { redis, ttlSeconds, local, logger, kind } = options;
+  const keyOf = (id: string) => `${options.keyPrefix}${kind}:${id}`;
+  let alone = false;
+  const unshared = (err?: unknown) => {
+    if (!alone)
+      logger.warn({ err }, `${kind} statuses are not shared with other edges: Redis does not answer`);
+    alone = true;
+  };
+  const shared = () => {
+    if (alone) logger.info(`${kind} statuses are shared through Redis again`);
+    alone = false;
+  };
+
+  return {
+    async get(id) {
+      if (redis.status === 'ready') {
+        try {
+          const value = await redis.get(keyOf(id));
+          shared();
+          if (value !== null) return JSON.parse(value) as V;
+        } catch (err) {
+          unshared(err);
+        }
+      } else unshared();
+      return local.get(id);
+    },
+    async set(id, status) {
+      local.set(id, status);
+      if (redis.status !== 'ready') return unshared();
+      try {
+        await redis.set(keyOf(id), JSON.stringify(status), 'EX', ttlSeconds);
+        shared();
+      } catch (err) {
+        unshared(err);
+      }
+    },
+  };
+}
