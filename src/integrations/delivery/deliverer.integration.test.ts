@@ -24,6 +24,7 @@ import type { Destination } from '../destination.ts';
 import { encryptToken } from '../secrets.ts';
 import { slackDestination } from '../slack/destination.ts';
 import { startDeliverer, type RunningDeliverer } from './deliverer.ts';
+import { createWebhookDestination } from '../webhook/destination.ts';
 
 const CHANNEL = 'C0RECOVER';
 const LEASE_SECONDS = 60;
@@ -89,6 +90,7 @@ describe('deliverer: a recovery that is itself interrupted', () => {
       orm,
       encryptionKey: key,
       destinations: { slack: slackDestination },
+      webhooks: createWebhookDestination({ allowPrivateAddresses: false, timeoutMs: 1_000 }),
       deadLetters,
       pollMs: 3_600_000,
       maxAttempts: 5,

@@ -12,6 +12,7 @@ import { Migration20261124000000_quota_members_per_survey } from './Migration202
 import { Migration20261124010000_delivery_claimed_at } from './Migration20261124010000_delivery_claimed_at.ts';
 import { Migration20261125000000_widget_state } from './Migration20261125000000_widget_state.ts';
 import { Migration20261126000000_public_facts } from './Migration20261126000000_public_facts.ts';
+import { Migration20261127000000_webhooks } from './Migration20261127000000_webhooks.ts';
 
 export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261122000000_foundation', class: Migration20261122000000_foundation },
@@ -32,4 +33,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261124010000_delivery_claimed_at', class: Migration20261124010000_delivery_claimed_at },
   { name: 'Migration20261125000000_widget_state', class: Migration20261125000000_widget_state },
   { name: 'Migration20261126000000_public_facts', class: Migration20261126000000_public_facts },
+  { name: 'Migration20261127000000_webhooks', class: Migration20261127000000_webhooks },
 ];
