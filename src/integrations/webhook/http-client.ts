@@ -60,7 +60,7 @@ export async function resolveTarget(raw: string, limits: HttpLimits): Promise<We
   if (problem) throw new UrlRefused(`The URL ${problem}`);
   const url = new URL(raw);
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
-  const addresses = await dnsLookup(host, { all: true, verbatim: true });
+  const addresses = await dnsLookup(host, { all: true });
   if (!limits.allowPrivateAddresses) {
     // Every address, not just the first: a name may list a public and a private one.
     for (const { address } of addresses) {
@@ -84,18 +84,19 @@ export async function postOnce(
   limits: HttpLimits,
 ): Promise<number> {
   const deadline = AbortSignal.timeout(limits.timeoutMs);
+  const timedOut = () =>
+    new ProviderError({ kind: 'retry', reason: `no answer within ${limits.timeoutMs} ms` });
   let target: WebhookTarget;
   try {
-    target = await resolveTarget(raw, limits);
+    target = await Promise.race([resolveTarget(raw, limits), expiry(deadline)]);
   } catch (error) {
     if (error instanceof UrlRefused) throw new ProviderError({ kind: 'permanent', reason: error.message });
+    if (deadline.aborted) throw timedOut();
     throw new ProviderError({ kind: 'retry', reason: `could not resolve the host: ${messageOf(error)}` });
   }
   const answer = await send(target, body, headers, deadline).catch((error: unknown) => {
-    const reason = deadline.aborted
-      ? `no answer within ${limits.timeoutMs} ms`
-      : `could not reach the receiver: ${messageOf(error)}`;
-    throw new ProviderError({ kind: 'retry', reason });
+    if (deadline.aborted) throw timedOut();
+    throw new ProviderError({ kind: 'retry', reason: `could not reach the receiver: ${messageOf(error)}` });
   });
   if (answer.status >= 200 && answer.status < 300) return answer.status;
   throw new ProviderError(failureOfAnswer(answer));
@@ -187,11 +188,20 @@ function send(
         });
         response.on('end', done);
         response.on('error', reject);
+        // Closed before its end (the receiver hung up mid-body): the status it sent still counts.
+        response.on('close', done);
       },
     );
     request.on('error', reject);
     request.end(body);
   });
+}
+
+/** Rejects when the attempt's time is up (a slow resolver counts against it too). */
+function expiry(signal: AbortSignal): Promise<never> {
+  return new Promise((_, reject) =>
+    signal.addEventListener('abort', () => reject(new Error('timed out')), { once: true }),
+  );
 }
 
 function messageOf(error: unknown): string {
