@@ -59,8 +59,7 @@ export async function resolveTarget(raw: string, limits: HttpLimits): Promise<We
   const problem = schemeProblem(raw);
   if (problem) throw new UrlRefused(`The URL ${problem}`);
   const url = new URL(raw);
-  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
-  const addresses = await dnsLookup(host, { all: true });
+  const addresses = await dnsLookup(hostOf(url), { all: true });
   if (!limits.allowPrivateAddresses) {
     // Every address, not just the first: a name may list a public and a private one.
     for (const { address } of addresses) {
@@ -156,7 +155,7 @@ function send(
       {
         method: 'POST',
         protocol: url.protocol,
-        hostname: url.hostname.replace(/^\[(.*)\]$/, '$1'),
+        hostname: hostOf(url),
         port: url.port || undefined,
         path: `${url.pathname}${url.search}`,
         headers: {
@@ -195,6 +194,11 @@ function send(
     request.on('error', reject);
     request.end(body);
   });
+}
+
+/** The host to resolve and connect to: an IPv6 literal without its brackets. */
+function hostOf(url: URL): string {
+  return url.hostname.replace(/^\[(.*)\]$/, '$1');
 }
 
 /** Rejects when the attempt's time is up (a slow resolver counts against it too). */
