@@ -32,6 +32,7 @@ export function describedRoutes(version: string) {
     environmentStates: unread('environmentStates'),
     management: unread('management'),
     integrations: unread('integrations'),
+    webhooks: unread('webhooks'),
   };
   return edgeRoutes(contexts, version);
 }

@@ -46,7 +46,7 @@ const USAGE = `Usage:
   chorus api-key create --environment ENV_ID[:read|write|manage] [--environment ...] [--label LABEL] [--json]
                                                  create an API key for environments of one organization
                                                  (permission per environment; default: read)
-  chorus deliveries replay [--integration ID] [--since ISO-TIME] [--status failed|pending|sending|delivered]
+  chorus deliveries replay [--integration ID | --webhook ID] [--since ISO-TIME] [--status failed|pending|sending|delivered]
                                                  send matching deliveries again (default: failed ones)
   chorus status [--json]                         the topics' partitions, and each consumer group's
                                                  state, members and lag per partition
@@ -258,6 +258,7 @@ async function replayCommand(args: string[]): Promise<number> {
     args,
     options: {
       integration: { type: 'string' },
+      webhook: { type: 'string' },
       since: { type: 'string' },
       status: { type: 'string', default: 'failed' },
     },
@@ -271,6 +272,7 @@ async function replayCommand(args: string[]): Promise<number> {
   const count = await withStore((orm) =>
     replayDeliveries(orm.em, {
       integrationId: values.integration,
+      webhookId: values.webhook,
       since,
       status: values.status as DeliveryStatus,
     }),

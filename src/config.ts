@@ -272,6 +272,22 @@ export const VARIABLES = {
       'Seconds after which a delivery still `sending` is taken to belong to a process that died ' +
       'mid-call, and is settled by asking the provider (15–3600; above the 10 s provider timeout).',
   },
+  WEBHOOK_ALLOW_PRIVATE_ADDRESSES: {
+    schema: Type.Optional(Type.String({ pattern: '^(0|1|true|false)$' })),
+    shown: 'unset (`0`)',
+    meaning:
+      '`1` (or `true`) lets webhooks be sent to private, loopback, link-local, multicast and other ' +
+      'non-public addresses (10.0.0.0/8, 127.0.0.1, 169.254.169.254, fc00::/7, `::ffff:127.0.0.1` …). ' +
+      'Off, such a URL is refused when the webhook is created and when each delivery is sent. Turn it ' +
+      'on only where every API key holder may reach this network. See ' +
+      '[Integrations](integrations.md#webhooks).',
+  },
+  WEBHOOK_TIMEOUT_MS: {
+    schema: Type.Integer({ default: 10_000, minimum: 100, maximum: 10_000 }),
+    meaning:
+      'How long one webhook attempt may take, from resolving the host to reading the answer ' +
+      '(100–10000; below the delivery lease). A timeout is retried.',
+  },
   PROMETHEUS_ENABLED: {
     schema: Type.Optional(Type.String({ pattern: '^(0|1|true|false)$' })),
     meaning: '`1` (or `true`) exposes Prometheus metrics at `/metrics` on their own port.',
@@ -484,6 +500,8 @@ export interface Config {
     readonly maxAttempts: number;
     /** Seconds after which a delivery left in `sending` is taken to belong to a crashed worker. */
     readonly leaseSeconds: number;
+    /** Webhooks: where they may be sent, and how long an attempt may take. */
+    readonly webhooks: { readonly allowPrivateAddresses: boolean; readonly timeoutMs: number };
   } & ProviderSections;
   /** `format` undefined: chosen by whether the logs go to a terminal (logger.ts). */
   readonly log: { readonly level: Static<typeof LogLevel>; readonly format: 'json' | 'pretty' | undefined };
@@ -617,6 +635,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       pollMs: e.DELIVERY_POLL_MS,
       maxAttempts: e.DELIVERY_MAX_ATTEMPTS,
       leaseSeconds: e.DELIVERY_LEASE_S,
+      webhooks: {
+        allowPrivateAddresses:
+          e.WEBHOOK_ALLOW_PRIVATE_ADDRESSES === '1' || e.WEBHOOK_ALLOW_PRIVATE_ADDRESSES === 'true',
+        timeoutMs: e.WEBHOOK_TIMEOUT_MS,
+      },
     },
     log: { level: level as Config['log']['level'], format: e.LOG_FORMAT as Config['log']['format'] },
     tracing: e.OTEL_EXPORTER_OTLP_ENDPOINT

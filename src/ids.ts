@@ -22,6 +22,7 @@ export type IdPrefix =
   | 'int'
   | 'lnk'
   | 'dlv'
+  | 'whk'
   | 'act';
 
 // Random bytes are drawn from a pool: one system call per 256 ids instead of one per id.

@@ -22,6 +22,7 @@ import type { IntegrationsContext } from './management/integrations/context.ts';
 import { oauthRoutes } from './management/integrations/oauth.ts';
 import { integrationRoutes } from './management/integrations/integrations.ts';
 import { linkRoutes } from './management/integrations/links.ts';
+import { managementWebhookRoutes, type WebhooksContext } from './management/webhooks.ts';
 import { withApiDocument } from './openapi/route.ts';
 
 /** What the routes answer from: the route factories only keep them for their handlers. */
@@ -36,6 +37,7 @@ export interface RouteContexts {
   environmentStates: Directory<CachedEnvironmentState>;
   management: ManagementContext;
   integrations: IntegrationsContext;
+  webhooks: WebhooksContext;
 }
 
 /** Every route of the edge, `GET /api/openapi.json` included; `version` is the document's. */
@@ -57,6 +59,7 @@ export function edgeRoutes(ctx: RouteContexts, version: string): Route[] {
       ...oauthRoutes(ctx.integrations),
       ...integrationRoutes(ctx.integrations),
       ...linkRoutes(ctx.integrations),
+      ...managementWebhookRoutes(ctx.webhooks),
     ],
     version,
   );

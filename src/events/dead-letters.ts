@@ -38,8 +38,11 @@ export const DeliveryFailed = Type.Object({
   reason: Type.String(),
   deliveryId: Type.String(),
   responseId: Type.String(),
-  linkId: Type.String(),
-  integrationId: Type.String(),
+  /** A delivery to a link of an integration (Slack, Notion) … */
+  linkId: Type.Optional(Type.String()),
+  integrationId: Type.Optional(Type.String()),
+  /** … or to a webhook. */
+  webhookId: Type.Optional(Type.String()),
 });
 export type DeliveryFailed = Static<typeof DeliveryFailed>;
 

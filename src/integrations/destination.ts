@@ -1,7 +1,8 @@
 // Where finished responses go: one interface that each provider's folder implements (slack/,
 // notion/), so that the OAuth routes, the link routes and the deliverer never ask which provider
-// they hold, and a new destination (a webhook, say) is one new folder with its descriptor, listed
-// in providers.ts (README.md, "A new destination").
+// they hold, and a new OAuth destination is one new folder with its descriptor, listed in
+// providers.ts (README.md, "A new destination"). Webhooks, which have no OAuth, token or link, are
+// sent by the deliverer through webhook/destination.ts instead (README.md, "Webhooks").
 import type { Config, Provider } from '../config.ts';
 import type { Element } from '../surveys/definition.ts';
 import type { ExchangedToken } from './failure.ts';

@@ -38,6 +38,8 @@ import { rateLimited } from '../edge/request-limits.ts';
 import type { ManagementContext } from '../edge/management/context.ts';
 import type { IntegrationsContext } from '../edge/management/integrations/context.ts';
 import type { Destinations } from '../integrations/destination.ts';
+import { createWebhookDestination } from '../integrations/webhook/destination.ts';
+import type { WebhooksContext } from '../edge/management/webhooks.ts';
 
 export interface EdgeDeps {
   /** The release (package.json), as the API document states it. */
@@ -144,6 +146,11 @@ export async function startEdge(deps: EdgeDeps): Promise<RunningEdge> {
     webappUrl: deps.integrations.webappUrl,
     encryptionKey: deps.integrations.encryptionKey,
   };
+  const webhooks: WebhooksContext = {
+    ...management,
+    webhooks: createWebhookDestination(deps.integrations.webhooks),
+    encryptionKey: deps.integrations.encryptionKey,
+  };
   const idempotencyKeys = idempotency({
     redis: deps.redis,
     keyPrefix: deps.http.redisKeyPrefix,
@@ -164,6 +171,7 @@ export async function startEdge(deps: EdgeDeps): Promise<RunningEdge> {
       environmentStates,
       management,
       integrations,
+      webhooks,
     },
     deps.version,
   );

@@ -1,5 +1,5 @@
 // Composition of the integrations role: the consumer that turns finished responses into
-// deliveries, and the deliverer that sends them to Slack and Notion.
+// deliveries, and the deliverer that sends them to Slack, Notion and webhooks.
 import type { Config } from '../config.ts';
 import { consumerGroupsFor, type Kafka, type Topics } from '../kafka/kafka.ts';
 import { runConsumer, type RunningConsumer } from '../kafka/consumer.ts';
@@ -11,6 +11,7 @@ import { batchHandler } from '../pipeline/batch-handler.ts';
 import { deliveryEnqueuer } from '../integrations/delivery/enqueue.ts';
 import { startDeliverer, type RunningDeliverer } from '../integrations/delivery/deliverer.ts';
 import type { Destinations } from '../integrations/destination.ts';
+import { createWebhookDestination } from '../integrations/webhook/destination.ts';
 
 export interface IntegrationsRoleDeps {
   config: Config;
@@ -50,6 +51,7 @@ export async function startIntegrations(
         orm,
         encryptionKey: key,
         destinations,
+        webhooks: createWebhookDestination(config.integrations.webhooks),
         deadLetters: outputs.deadLetters,
         pollMs: config.integrations.pollMs,
         maxAttempts: config.integrations.maxAttempts,

@@ -273,23 +273,56 @@ export const IntegrationLink = defineEntity({
 });
 export type IntegrationLink = InferEntity<typeof IntegrationLink>;
 
+/** What a webhook can be triggered by, in Formbricks' names: one per kind of response fact. */
+export const WEBHOOK_TRIGGERS = ['responseCreated', 'responseUpdated', 'responseFinished'] as const;
+export type WebhookTrigger = (typeof WEBHOOK_TRIGGERS)[number];
+/** Who made a webhook, as Formbricks records it (an automation platform, or a person). */
+export const WEBHOOK_SOURCES = ['user', 'zapier', 'make', 'n8n', 'activepieces'] as const;
+
+/**
+ * A webhook of one environment: the response changes (`triggers`) of its surveys (`surveyIds`, or
+ * every survey when empty) that are POSTed to `url`, signed with its secret (encrypted like tokens).
+ */
+export const Webhook = defineEntity({
+  name: 'Webhook',
+  tableName: 'webhooks',
+  properties: {
+    id: p.string().primary(),
+    environment: () => p.manyToOne(Environment).deleteRule('cascade').index(),
+    name: p.string().nullable(),
+    url: p.text(),
+    source: p.enum([...WEBHOOK_SOURCES]).default('user'),
+    triggers: p.json<WebhookTrigger[]>(),
+    surveyIds: p.json<string[]>(),
+    secretCiphertext: p.text(),
+    ...timestamps,
+  },
+});
+export type Webhook = InferEntity<typeof Webhook>;
+
 export const DELIVERY_STATUSES = ['pending', 'sending', 'delivered', 'failed'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
 /**
- * One finished response to one link: at most one message or page, ever. `sending` is written (and
- * committed) before the provider is called, so a crash mid-call never leads to a second send.
+ * One finished response to one link (at most one message or page, ever), or one response fact to
+ * one webhook (`webhook`, `event`, `eventId`; at most one delivery per fact and webhook). Exactly one
+ * of `link` and `webhook` is set. `sending` is written (and committed) before the provider is called,
+ * so a crash mid-call never leads to a second send unnoticed.
  */
 export const Delivery = defineEntity({
   name: 'Delivery',
   tableName: 'deliveries',
-  uniques: [{ properties: ['responseId', 'link'] }],
+  uniques: [{ properties: ['responseId', 'link'] }, { properties: ['webhook', 'eventId'] }],
   indexes: [{ properties: ['status', 'nextAttemptAt'] }, { properties: ['integrationId', 'id'] }],
   properties: {
     id: p.string().primary(),
     responseId: p.string(),
-    link: () => p.manyToOne(IntegrationLink).deleteRule('cascade'),
-    integrationId: p.string(),
+    link: () => p.manyToOne(IntegrationLink).deleteRule('cascade').nullable(),
+    integrationId: p.string().nullable(),
+    webhook: () => p.manyToOne(Webhook).deleteRule('cascade').nullable(),
+    /** A webhook delivery's trigger, and the id of the response fact that fired it. */
+    event: p.enum([...WEBHOOK_TRIGGERS]).nullable(),
+    eventId: p.string().nullable(),
     status: p.enum([...DELIVERY_STATUSES]).default('pending'),
     attempts: p.integer().default(0),
     nextAttemptAt: p.datetime().defaultRaw('now()'),
@@ -417,6 +450,7 @@ export const entities = [
   ContactTombstone,
   Integration,
   IntegrationLink,
+  Webhook,
   Delivery,
   AppliedEvent,
   RecordCount,

@@ -35,8 +35,10 @@ export function deliveryRecord(row: Delivery) {
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
     responseId: row.responseId,
-    linkId: row.link.id,
-    integrationId: row.integrationId,
+    linkId: row.link?.id ?? null,
+    integrationId: row.integrationId ?? null,
+    webhookId: row.webhook?.id ?? null,
+    event: row.event ?? null,
     status: row.status,
     attempts: row.attempts,
     nextAttemptAt: row.nextAttemptAt.toISOString(),
@@ -99,13 +101,14 @@ export async function createLink(
   return link;
 }
 
+/** The deliveries of one integration's links, or of one webhook. */
 export function listDeliveries(
   em: EntityManager,
-  filter: { integrationIds: string[]; status?: DeliveryStatus },
+  filter: ({ integrationId: string } | { webhookId: string }) & { status?: DeliveryStatus },
   page: PageRequest,
 ) {
   const where = {
-    integrationId: { $in: filter.integrationIds },
+    ...('integrationId' in filter ? { integrationId: filter.integrationId } : { webhook: filter.webhookId }),
     ...(filter.status ? { status: filter.status } : {}),
   };
   return pageOf(em, Delivery, where, page, deliveryRecord, { orderBy: { id: 'desc' } });
@@ -114,13 +117,17 @@ export function listDeliveries(
 /** Puts matching deliveries back in the queue: `chorus deliveries replay`. Returns how many. */
 export async function replayDeliveries(
   em: EntityManager,
-  filter: { integrationId?: string; since?: Date; status: DeliveryStatus },
+  filter: { integrationId?: string; webhookId?: string; since?: Date; status: DeliveryStatus },
 ): Promise<number> {
   const conditions = ['status = ?'];
   const params: unknown[] = [filter.status];
   if (filter.integrationId) {
     conditions.push('integration_id = ?');
     params.push(filter.integrationId);
+  }
+  if (filter.webhookId) {
+    conditions.push('webhook_id = ?');
+    params.push(filter.webhookId);
   }
   if (filter.since) {
     conditions.push('created_at >= ?');

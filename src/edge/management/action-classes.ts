@@ -18,7 +18,7 @@ import {
 import { NoCodeConfig } from '../../surveys/widget-fields.ts';
 import type { Route, RouteRequest } from '../router.ts';
 import { nullable, parseJsonBody, requireId, validateBody } from '../validation.ts';
-import { authenticate, can, permissionFor, requireAccess } from './auth.ts';
+import { authenticate, permissionFor, requireAccess, writableEnvironment } from './auth.ts';
 import type { ManagementContext } from './context.ts';
 import { listRoute } from './paging.ts';
 import { data } from '../openapi/route-doc.ts';
@@ -111,11 +111,7 @@ export function managementActionClassRoutes(ctx: ManagementContext): Route[] {
       handler: async (request) => {
         const grant = await authenticate(request, ctx.keys);
         const { environmentId: asked, ...body } = validateBody(CreateBody, parseJsonBody(request.body));
-        // Left out, the environment is the key's own when it has exactly one it can write to.
-        const writable = [...grant.environments.keys()].filter((id) => can(grant, id, 'write'));
-        const environmentId = asked ?? (writable.length === 1 ? writable[0] : undefined);
-        if (environmentId === undefined) throw invalidInput({ environmentId: 'Required' });
-        requireAccess(grant, environmentId, 'write');
+        const environmentId = writableEnvironment(grant, asked);
         const record = await createActionClass(ctx.orm.em, { environmentId, ...actionClassFields(body) });
         ctx.environmentStates?.delete(environmentId);
         return { status: 200, body: { data: record } };

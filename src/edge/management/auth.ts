@@ -1,7 +1,7 @@
 // API keys of the management API: `x-api-key` (or `Authorization: Bearer`), looked up by hash.
 // A key grants read, write or manage per environment; GET needs read, POST/PUT write, DELETE
 // manage. Missing or unknown key → 401; a known key without access → 403 (compat notes).
-import { ChorusError } from '../../errors.ts';
+import { ChorusError, invalidInput } from '../../errors.ts';
 import { hashApiKey, type ApiKeyGrant } from '../../store/environments.ts';
 import type { Permission } from '../../store/entities.ts';
 import type { Directory } from '../directory.ts';
@@ -46,6 +46,19 @@ export function can(grant: ApiKeyGrant, environmentId: string, needed: Permissio
 
 export function requireAccess(grant: ApiKeyGrant, environmentId: string, needed: Permission): void {
   if (!can(grant, environmentId, needed)) throw forbidden();
+}
+
+/**
+ * The environment a create writes to: the one asked for, or, left out, the key's own when it can
+ * write to exactly one (a Formbricks key belongs to one environment). 400 without one, 403 without
+ * write access.
+ */
+export function writableEnvironment(grant: ApiKeyGrant, asked: string | undefined): string {
+  const writable = [...grant.environments.keys()].filter((id) => can(grant, id, 'write'));
+  const environmentId = asked ?? (writable.length === 1 ? writable[0] : undefined);
+  if (environmentId === undefined) throw invalidInput({ environmentId: 'Required' });
+  requireAccess(grant, environmentId, 'write');
+  return environmentId;
 }
 
 /** The environments a list covers: all the key can read, or the one asked for (403 if not allowed). */

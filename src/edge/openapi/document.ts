@@ -28,6 +28,12 @@ const TAGS: { name: string; description: string; prefixes: string[] }[] = [
     prefixes: ['/api/v1/management/integrations', '/api/v1/integrations/'],
   },
   {
+    name: 'webhooks',
+    description:
+      "Signed POSTs of response changes to a URL, as Formbricks' webhooks, retried and replayable (see docs/integrations.md).",
+    prefixes: ['/api/v1/webhooks'],
+  },
+  {
     name: 'management',
     description:
       'Surveys, responses, contacts, attribute keys, action classes and widget settings, with an API key: GET needs `read` on the environment, POST and PUT `write`, DELETE `manage`.',

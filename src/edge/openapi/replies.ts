@@ -10,6 +10,8 @@ import {
   ATTRIBUTE_TYPES,
   DELIVERY_STATUSES,
   SURVEY_STATUSES,
+  WEBHOOK_SOURCES,
+  WEBHOOK_TRIGGERS,
 } from '../../store/entities.ts';
 import { Block, Element, Ending, Quota } from '../../surveys/definition.ts';
 import { NoCodeConfig, SurveyWidgetFields, WidgetSettingsFields } from '../../surveys/widget-fields.ts';
@@ -176,13 +178,33 @@ export const LinkRecord = Type.Object({
 export const DeliveryRecord = Type.Object({
   ...Stamps,
   responseId: Id,
-  linkId: Id,
-  integrationId: Id,
+  /** A delivery goes to a link of an integration, or to a webhook (with the trigger that fired it). */
+  linkId: OrNull(Id),
+  integrationId: OrNull(Id),
+  webhookId: OrNull(Id),
+  event: OrNull(Type.Enum([...WEBHOOK_TRIGGERS])),
   status: Type.Enum([...DELIVERY_STATUSES]),
   attempts: Type.Integer({ minimum: 0 }),
   nextAttemptAt: Time,
   lastError: OrNull(Type.String()),
   externalId: OrNull(Type.String()),
+});
+
+export const WebhookRecord = Type.Object({
+  ...Stamps,
+  environmentId: Id,
+  name: OrNull(Type.String()),
+  url: Type.String(),
+  source: Type.Enum([...WEBHOOK_SOURCES]),
+  triggers: Type.Array(Type.Enum([...WEBHOOK_TRIGGERS])),
+  /** Empty: every survey of the environment. */
+  surveyIds: Type.Array(Id),
+});
+
+/** The answer to a create: the webhook and its signing secret (`whsec_…`), never shown again. */
+export const CreatedWebhook = Type.Object({
+  ...WebhookRecord.properties,
+  secret: Type.String({ pattern: '^whsec_' }),
 });
 
 export const SlackChannel = Type.Object({
@@ -221,6 +243,8 @@ export const NAMED_SCHEMAS: Record<string, TSchema> = {
   Integration: IntegrationRecord,
   IntegrationLink: LinkRecord,
   Delivery: DeliveryRecord,
+  Webhook: WebhookRecord,
+  CreatedWebhook,
   SlackChannel,
   NotionDatabase,
 };

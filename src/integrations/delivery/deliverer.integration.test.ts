@@ -24,6 +24,10 @@ import type { Destination } from '../destination.ts';
 import { encryptToken } from '../secrets.ts';
 import { slackDestination } from '../slack/destination.ts';
 import { startDeliverer, type RunningDeliverer } from './deliverer.ts';
+import { createWebhookDestination } from '../webhook/destination.ts';
+import { newWebhookSecret } from '../webhook/signature.ts';
+import { createWebhook, insertWebhookDeliveries } from '../../store/webhooks.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../../../test/helpers/webhook-receiver.ts';
 
 const CHANNEL = 'C0RECOVER';
 const LEASE_SECONDS = 60;
@@ -42,6 +46,8 @@ describe('deliverer: a recovery that is itself interrupted', () => {
     publish: async (record) => void deadLettered.push(record),
   };
   let link: { id: string; surveyId: string; integrationId: string };
+  let environmentId: string;
+  let receiver: WebhookReceiver;
 
   before(async () => {
     world = await createTestWorld('deliverer_recovery');
@@ -54,10 +60,11 @@ describe('deliverer: a recovery that is itself interrupted', () => {
       apiUrl: slack.apiUrl,
       authorizeUrl: slack.authorizeUrl,
     });
-    const { environmentId } = await createEnvironment(orm.em.fork(), {
+    ({ environmentId } = await createEnvironment(orm.em.fork(), {
       plan: 'enterprise',
       name: 'recovery',
-    });
+    }));
+    receiver = await startWebhookReceiver();
     const survey = await createSurvey(orm.em.fork(), {
       environmentId,
       status: 'inProgress',
@@ -81,6 +88,7 @@ describe('deliverer: a recovery that is itself interrupted', () => {
     await orm?.close();
     await world?.cleanup();
     await slack?.close();
+    await receiver?.close();
   });
 
   /** A deliverer that runs only when the test calls runOnce (its own timer is stopped at once). */
@@ -89,6 +97,7 @@ describe('deliverer: a recovery that is itself interrupted', () => {
       orm,
       encryptionKey: key,
       destinations: { slack: slackDestination },
+      webhooks: createWebhookDestination({ allowPrivateAddresses: true, timeoutMs: 1_000 }),
       deadLetters,
       pollMs: 3_600_000,
       maxAttempts: 5,
@@ -159,5 +168,58 @@ describe('deliverer: a recovery that is itself interrupted', () => {
     assert.equal(messagesOf(id).length, 1, 'never posted a second time');
     assert.equal(posts(), 1);
     assert.deepEqual(deadLettered, []);
+  });
+
+  test("an interrupted webhook send is sent again with the same webhook-id; a refused one is dead-lettered as the webhook's", async () => {
+    const webhook = await createWebhook(orm.em, {
+      environmentId,
+      name: null,
+      url: `${receiver.url}/recover`,
+      source: 'user',
+      triggers: ['responseFinished'],
+      surveyIds: [],
+      secretCiphertext: encryptToken(key, newWebhookSecret()),
+    });
+    const responseId = newId('rsp');
+    const fact = {
+      webhookId: webhook.id,
+      event: 'responseFinished' as const,
+      eventId: `${responseId}:finished`,
+      responseId,
+      response: { id: responseId, data: { feedback: 'again' } },
+      trace: {},
+    };
+    await insertWebhookDeliveries(orm.em.fork(), [fact]);
+    await insertWebhookDeliveries(orm.em.fork(), [fact]); // a redelivered fact adds nothing
+    const rows = await orm.em.fork().find(Delivery, { webhook: webhook.id });
+    assert.equal(rows.length, 1);
+    const id = rows[0]!.id;
+    // A worker claimed it two hours ago and died mid-send: a receiver cannot be asked, so it goes again.
+    await rewrite(
+      id,
+      `status = 'sending', attempts = 1, claimed_at = now() - interval '2 hours', updated_at = now() - interval '2 hours'`,
+    );
+    const running = await deliverer(slackApi);
+    await running.runOnce();
+    const sent = await orm.em.fork().findOneOrFail(Delivery, { id });
+    assert.equal(sent.status, 'delivered', sent.lastError ?? '');
+    assert.equal(sent.externalId, 'HTTP 200');
+    const received = receiver.received.filter((r) => r.path === '/recover');
+    assert.equal(received.length, 1);
+    assert.equal(received[0]!.headers['webhook-id'], id);
+
+    receiver.answerNext('/recover', { status: 404, body: 'unknown hook' });
+    const other = newId('rsp');
+    await insertWebhookDeliveries(orm.em.fork(), [
+      { ...fact, eventId: `${other}:finished`, responseId: other },
+    ]);
+    await running.runOnce();
+    const failed = await orm.em.fork().findOneOrFail(Delivery, { responseId: other });
+    assert.equal(failed.status, 'failed');
+    assert.equal(failed.lastError, 'the receiver answered 404: unknown hook');
+    const letter = deadLettered.find((d) => d.type === 'delivery.failed' && d.deliveryId === failed.id);
+    assert.ok(letter && letter.type === 'delivery.failed');
+    assert.equal(letter.webhookId, webhook.id);
+    assert.equal(letter.linkId, undefined);
   });
 });

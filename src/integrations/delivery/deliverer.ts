@@ -16,11 +16,14 @@
 // provider cannot tell (no history scope, provider down): `failed`, replayable, because sending
 // blindly could post a second message.
 //
+// A webhook delivery (webhook/) goes the same way, but a receiver cannot be asked about an
+// interrupted send: it is sent again, with the same `webhook-id`, which receivers deduplicate on.
+//
 // An integration marked `needs_reconnect` is paused: its due deliveries are not claimed and stay
 // `pending` until it is connected again (saveIntegration sets it back to `connected`), then they go
 // out with the next round. The delivery that met the dead token stays `failed`: replay it.
 import type { EntityManager, Orm } from '../../store/orm.ts';
-import { Delivery, Integration, Survey } from '../../store/entities.ts';
+import { Delivery, IntegrationLink, Survey, Webhook } from '../../store/entities.ts';
 import type { Logger } from '../../logger.ts';
 import type { Metrics } from '../../observability/metrics.ts';
 import type { Outputs } from '../../kafka/outputs.ts';
@@ -29,7 +32,8 @@ import { questionsOf } from '../../surveys/definition.ts';
 import { ProviderError, type ProviderFailure } from '../failure.ts';
 import { isTransient } from '../../transient.ts';
 import { decryptToken } from '../secrets.ts';
-import type { Destination, Destinations, SendDelivery } from '../destination.ts';
+import type { Destination, Destinations } from '../destination.ts';
+import type { WebhookDestination } from '../webhook/destination.ts';
 
 const BATCH = 20;
 /** Margin for clocks and Notion's minute-rounded created_time when looking for an interrupted send. */
@@ -41,6 +45,7 @@ export interface DelivererDeps {
   orm: Orm;
   encryptionKey: Buffer;
   destinations: Destinations;
+  webhooks: WebhookDestination;
   deadLetters: Outputs['deadLetters'];
   pollMs: number;
   maxAttempts: number;
@@ -133,19 +138,23 @@ async function claimInterrupted(em: EntityManager, leaseSeconds: number) {
 /** Settles an interrupted send by asking the provider whether it arrived. */
 async function recover(deps: DelivererDeps, id: string, claimedAt: Date, log: Logger): Promise<void> {
   const em = deps.orm.em.fork();
-  const delivery = await em.findOne(Delivery, { id }, { populate: ['link', 'link.integration'] });
+  const delivery = await load(em, id);
   if (!delivery) return;
-  const integration = delivery.link.integration;
   try {
-    const externalId = await findSent(deps, em, delivery, new Date(claimedAt.getTime() - LOOKBACK_MS));
+    // A webhook receiver cannot be asked: sent again, and deduplicated by its `webhook-id`.
+    const externalId = delivery.webhook
+      ? undefined
+      : await findSent(deps, em, delivery, linkOf(delivery), new Date(claimedAt.getTime() - LOOKBACK_MS));
     if (externalId) {
       em.assign(delivery, { status: 'delivered', externalId, lastError: null, updatedAt: new Date() });
-      deps.metrics?.deliveries.inc({ provider: integration.provider, outcome: 'delivered' });
+      deps.metrics?.deliveries.inc({ provider: providerOf(delivery), outcome: 'delivered' });
     } else {
       em.assign(delivery, {
         status: 'pending',
         nextAttemptAt: new Date(),
-        lastError: 'interrupted while sending; the provider has no such message, so it is sent again',
+        lastError: delivery.webhook
+          ? 'interrupted while sending; sent again with the same webhook-id'
+          : 'interrupted while sending; the provider has no such message, so it is sent again',
         updatedAt: new Date(),
       });
     }
@@ -164,7 +173,6 @@ async function recover(deps: DelivererDeps, id: string, claimedAt: Date, log: Lo
       deps,
       em,
       delivery,
-      integration,
       {
         kind: 'permanent',
         reason: `interrupted while sending, and the provider could not tell whether it arrived (${reason}): not sent again automatically; replay it to resend`,
@@ -176,29 +184,25 @@ async function recover(deps: DelivererDeps, id: string, claimedAt: Date, log: Lo
 
 async function deliver(deps: DelivererDeps, id: string, log: Logger): Promise<void> {
   const em = deps.orm.em.fork();
-  const delivery = await em.findOne(Delivery, { id }, { populate: ['link', 'link.integration'] });
-  if (!delivery) return; // its link (or integration) was deleted meanwhile
-  const integration = delivery.link.integration;
+  const delivery = await load(em, id);
+  if (!delivery) return; // its link, integration or webhook was deleted meanwhile
+  const provider = providerOf(delivery);
   // Continues the trace of the response it sends (the HTTP request that finished it).
   await inSpan(
     'deliver',
     {
       parent: delivery.traceContext,
-      attributes: { 'chorus.delivery.id': id, 'chorus.integration.provider': integration.provider },
+      attributes: { 'chorus.delivery.id': id, 'chorus.integration.provider': provider },
     },
     async () => {
       let externalId: string;
       try {
         const send = await prepare(deps, em, delivery);
-        externalId = await send(
-          decryptToken(deps.encryptionKey, integration.tokenCiphertext),
-          delivery.link.targetId,
-          delivery.id,
-        );
+        externalId = await send();
       } catch (error) {
         const failure = failureOf(error);
         failActiveSpan(`delivery failed (${failure.kind})`);
-        await recordFailure(deps, em, delivery, integration, failure, log);
+        await recordFailure(deps, em, delivery, failure, log);
         return;
       }
       // Outside the try: the provider has it now, so a failure to record that must not be taken for
@@ -206,8 +210,8 @@ async function deliver(deps: DelivererDeps, id: string, log: Logger): Promise<vo
       // finds the message or page and marks it delivered.
       em.assign(delivery, { status: 'delivered', externalId, lastError: null, updatedAt: new Date() });
       await em.flush();
-      deps.metrics?.deliveries.inc({ provider: integration.provider, outcome: 'delivered' });
-      log.info({ deliveryId: id, provider: integration.provider }, 'delivered');
+      deps.metrics?.deliveries.inc({ provider, outcome: 'delivered' });
+      log.info({ deliveryId: id, provider }, 'delivered');
     },
   );
 }
@@ -225,24 +229,65 @@ export function failureOf(error: unknown): ProviderFailure {
   return { kind: 'permanent', reason: `unexpected: ${message}` };
 }
 
-function destinationOf(deps: DelivererDeps, delivery: Delivery): Destination {
-  const { provider } = delivery.link.integration;
+/** A delivery with its link and integration, or its webhook. */
+function load(em: EntityManager, id: string) {
+  return em.findOne(Delivery, { id }, { populate: ['link', 'link.integration', 'webhook'] });
+}
+
+/** The metrics' and traces' name of where a delivery goes: `slack`, `notion` or `webhook`. */
+function providerOf(delivery: Delivery): string {
+  return delivery.webhook ? 'webhook' : linkOf(delivery).integration.provider;
+}
+
+/** The link of a delivery that is not a webhook's (each row names exactly one of them). */
+function linkOf(delivery: Delivery): IntegrationLink {
+  if (!delivery.link) throw new Error(`delivery ${delivery.id} has neither a link nor a webhook`);
+  return delivery.link;
+}
+
+function destinationOf(deps: DelivererDeps, link: IntegrationLink): Destination {
+  const { provider } = link.integration;
   const destination = deps.destinations[provider];
   if (!destination)
     throw new ProviderError({ kind: 'retry', reason: `${provider} is not configured on this worker` });
   return destination;
 }
 
-/** What one delivery sends (a message, a page), built from the survey and the stored response. */
-async function prepare(deps: DelivererDeps, em: EntityManager, delivery: Delivery): Promise<SendDelivery> {
-  const destination = destinationOf(deps, delivery);
-  const survey = await em.findOneOrFail(Survey, { id: delivery.link.survey.id });
-  return destination.prepare({
+/**
+ * What one delivery sends, ready to go: a message or a page built from the survey and the stored
+ * response, or a webhook's signed POST.
+ */
+async function prepare(
+  deps: DelivererDeps,
+  em: EntityManager,
+  delivery: Delivery,
+): Promise<() => Promise<string>> {
+  if (delivery.webhook) return prepareWebhook(deps, delivery, delivery.webhook);
+  const link = linkOf(delivery);
+  const destination = destinationOf(deps, link);
+  const survey = await em.findOneOrFail(Survey, { id: link.survey.id });
+  const send = destination.prepare({
     surveyName: survey.name,
     questions: questionsOf({ blocks: survey.blocks }),
-    mapping: delivery.link.mapping,
+    mapping: link.mapping,
     data: (delivery.response.data ?? {}) as Record<string, unknown>,
   });
+  const token = decryptToken(deps.encryptionKey, link.integration.tokenCiphertext);
+  return () => send(token, link.targetId, delivery.id);
+}
+
+function prepareWebhook(deps: DelivererDeps, delivery: Delivery, webhook: Webhook) {
+  const { event } = delivery;
+  if (!event) throw new Error(`webhook delivery ${delivery.id} has no event`);
+  const send = {
+    deliveryId: delivery.id,
+    webhookId: webhook.id,
+    url: webhook.url,
+    secret: decryptToken(deps.encryptionKey, webhook.secretCiphertext),
+    event,
+    response: delivery.response,
+  };
+  return () => inSpan('webhook POST', { kind: 'client' }, () => deps.webhooks.send(send));
 }
 
 /** The id of what an interrupted send created, if the provider has it. */
@@ -250,9 +295,9 @@ async function findSent(
   deps: DelivererDeps,
   em: EntityManager,
   delivery: Delivery,
+  link: IntegrationLink,
   since: Date,
 ): Promise<string | undefined> {
-  const { link } = delivery;
   const token = decryptToken(deps.encryptionKey, link.integration.tokenCiphertext);
   // Only deliveries settled since the claim can have recorded something created since then.
   const taken = async () => {
@@ -263,17 +308,17 @@ async function findSent(
     );
     return new Set(recorded.map((d) => d.externalId!));
   };
-  return destinationOf(deps, delivery).findSent(token, link.targetId, delivery.id, since, taken);
+  return destinationOf(deps, link).findSent(token, link.targetId, delivery.id, since, taken);
 }
 
 async function recordFailure(
   deps: DelivererDeps,
   em: EntityManager,
   delivery: Delivery,
-  integration: Integration,
   failure: ProviderFailure,
   log: Logger,
 ): Promise<void> {
+  const integration = delivery.link?.integration;
   const exhausted = delivery.attempts >= deps.maxAttempts;
   const outcome =
     failure.kind === 'retry' && !exhausted
@@ -281,7 +326,7 @@ async function recordFailure(
       : failure.kind === 'reconnect'
         ? 'needs_reconnect'
         : 'failed';
-  deps.metrics?.deliveries.inc({ provider: integration.provider, outcome });
+  deps.metrics?.deliveries.inc({ provider: providerOf(delivery), outcome });
   if (failure.kind === 'retry' && !exhausted) {
     const ceiling = Math.min(MAX_DELAY_MS, BASE_DELAY_MS * 2 ** (delivery.attempts - 1));
     const delay = Math.max(failure.retryAfterMs ?? 0, ceiling / 2 + Math.random() * (ceiling / 2));
@@ -308,7 +353,7 @@ async function recordFailure(
       ? `gave up after ${delivery.attempts} attempts: ${failure.reason}`
       : failure.reason;
   em.assign(delivery, { status: 'failed', lastError: reason, updatedAt: new Date() });
-  if (failure.kind === 'reconnect')
+  if (failure.kind === 'reconnect' && integration)
     em.assign(integration, { status: 'needs_reconnect', updatedAt: new Date() });
   await em.flush();
   log.warn({ deliveryId: delivery.id, reason }, 'delivery failed');
@@ -320,7 +365,8 @@ async function recordFailure(
     reason,
     deliveryId: delivery.id,
     responseId: delivery.responseId,
-    linkId: delivery.link.id,
-    integrationId: delivery.integrationId,
+    ...(delivery.webhook
+      ? { webhookId: delivery.webhook.id }
+      : { linkId: linkOf(delivery).id, integrationId: integration?.id }),
   });
 }

@@ -113,7 +113,7 @@ export function linkRoutes(ctx: IntegrationsContext): Route[] {
         const page = parsePage(r.query);
         const { items, total } = await listDeliveries(
           ctx.orm.em,
-          { integrationIds: [integration.id], status: status as Delivery['status'] | undefined },
+          { integrationId: integration.id, status: status as Delivery['status'] | undefined },
           page,
         );
         return { status: 200, headers: { 'X-Total-Count': String(total) }, body: { data: items } };

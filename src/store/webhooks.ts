@@ -1,0 +1,133 @@
+// Webhooks as the store keeps them, and which of them a response fact fires.
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { newId } from '../ids.ts';
+import { Environment, Webhook, type WebhookTrigger } from './entities.ts';
+import { pageOf, type PageRequest } from './pages.ts';
+
+/** A webhook as the management API shows it: never its secret (that is shown once, at creation). */
+export function webhookRecord(row: Webhook) {
+  return {
+    id: row.id,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+    environmentId: row.environment.id,
+    name: row.name ?? null,
+    url: row.url,
+    source: row.source,
+    triggers: row.triggers,
+    surveyIds: row.surveyIds,
+  };
+}
+
+export async function createWebhook(
+  em: EntityManager,
+  input: {
+    environmentId: string;
+    name: string | null;
+    url: string;
+    source: Webhook['source'];
+    triggers: WebhookTrigger[];
+    surveyIds: string[];
+    secretCiphertext: string;
+  },
+): Promise<Webhook> {
+  const fork = em.fork();
+  const { environmentId, ...fields } = input;
+  const row = fork.create(Webhook, {
+    id: newId('whk'),
+    environment: fork.getReference(Environment, environmentId),
+    ...fields,
+  });
+  await fork.flush();
+  return row;
+}
+
+export function listWebhooks(em: EntityManager, environmentIds: string[], page: PageRequest) {
+  return pageOf(em, Webhook, { environment: { $in: environmentIds } }, page, webhookRecord);
+}
+
+/** The ids of the surveys among `surveyIds` that are in the environment. */
+export async function surveysOfEnvironment(
+  em: EntityManager,
+  environmentId: string,
+  surveyIds: readonly string[],
+): Promise<Set<string>> {
+  if (surveyIds.length === 0) return new Set();
+  const rows = await em
+    .fork()
+    .execute<{ id: string }[]>(
+      `select id from surveys where environment_id = ? and id in (${surveyIds.map(() => '?').join(', ')})`,
+      [environmentId, ...surveyIds],
+    );
+  return new Set(rows.map((r) => r.id));
+}
+
+export interface FiredWebhook {
+  id: string;
+  environmentId: string;
+  triggers: WebhookTrigger[];
+  /** Empty: every survey of the environment. */
+  surveyIds: string[];
+}
+
+/** The webhooks of these environments (most have none); `fires` says which a fact fires. */
+export async function webhooksOfEnvironments(
+  tx: EntityManager,
+  environmentIds: readonly string[],
+): Promise<FiredWebhook[]> {
+  if (environmentIds.length === 0) return [];
+  const rows = await tx.execute<
+    { id: string; environment_id: string; triggers: WebhookTrigger[]; survey_ids: string[] }[]
+  >(
+    `select id, environment_id, triggers, survey_ids from webhooks
+     where environment_id in (${environmentIds.map(() => '?').join(', ')})`,
+    [...environmentIds],
+  );
+  return rows.map((r) => ({
+    id: r.id,
+    environmentId: r.environment_id,
+    triggers: r.triggers,
+    surveyIds: r.survey_ids,
+  }));
+}
+
+/** Whether a change of a response of `surveyId` in `environmentId` by `trigger` goes to `webhook`. */
+export function fires(
+  webhook: FiredWebhook,
+  fact: { environmentId: string; surveyId: string; trigger: WebhookTrigger },
+): boolean {
+  return (
+    webhook.environmentId === fact.environmentId &&
+    webhook.triggers.includes(fact.trigger) &&
+    (webhook.surveyIds.length === 0 || webhook.surveyIds.includes(fact.surveyId))
+  );
+}
+
+/** One delivery per response fact and webhook, ever: a redelivered fact adds none. */
+export async function insertWebhookDeliveries(
+  tx: EntityManager,
+  deliveries: readonly {
+    webhookId: string;
+    event: WebhookTrigger;
+    eventId: string;
+    responseId: string;
+    response: Record<string, unknown>;
+    trace: Readonly<Record<string, string>>;
+  }[],
+): Promise<void> {
+  if (deliveries.length === 0) return;
+  await tx.execute(
+    `insert into deliveries (id, response_id, webhook_id, event, event_id, response, trace_context)
+     values ${deliveries.map(() => '(?, ?, ?, ?, ?, ?::jsonb, ?::jsonb)').join(', ')}
+     on conflict (webhook_id, event_id) do nothing`,
+    deliveries.flatMap((d) => [
+      newId('dlv'),
+      d.responseId,
+      d.webhookId,
+      d.event,
+      d.eventId,
+      JSON.stringify(d.response),
+      Object.keys(d.trace).length > 0 ? JSON.stringify(d.trace) : null,
+    ]),
+  );
+}
