@@ -27,8 +27,9 @@
 // order, and only those that fail on their own are dead-lettered. The rule is: an unappliable
 // command is skipped as if it had never been sent, and the key's other commands, before and after
 // it, are applied in order. This gives the same result whatever the batch boundaries are (a later
-// batch with more commands of the key applies them too). For a response, a skipped create makes
-// its later updates `response_not_found` rejections, exactly as if the create had been lost.
+// batch with more commands of the key applies them too). For a response, a skipped create leaves
+// its later updates parked until they expire as `response_not_found`, exactly as if the create had
+// been lost.
 
 /** The PostgreSQL verdict that a statement's values cannot be stored. */
 export class UnappliableError extends Error {
