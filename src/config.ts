@@ -262,8 +262,10 @@ export const VARIABLES = {
     meaning: 'Pause between two rounds of the deliverer (10–60000). A round sends up to 20 due deliveries.',
   },
   DELIVERY_MAX_ATTEMPTS: {
-    schema: Type.Integer({ default: 12, minimum: 1, maximum: 100 }),
-    meaning: 'Attempts a delivery gets for transient failures before it is marked `failed` (1–100).',
+    schema: Type.Integer({ default: 18, minimum: 1, maximum: 100 }),
+    meaning:
+      'Attempts a delivery gets for transient failures before it is marked `failed` (1–100). The default ' +
+      'rides out one to two hours of a receiver being down.',
   },
   // Longer than a provider call can take (10 s timeout), so a lease only ever expires on a dead worker.
   DELIVERY_LEASE_S: {
