@@ -91,7 +91,7 @@ export function inMemoryClient(options: { trustedProxyHops?: number } = {}): InM
   // One edge: what it knows of responses and displays is its own (sharing them is an e2e matter).
   const unshared = <V>(local: Directory<V>) => ({
     get: (id: string) => local.get(id),
-    set: async (id: string, status: V) => local.set(id, status),
+    set: (id: string, status: V) => local.set(id, status),
   });
   const ctx: ClientContext = {
     environments: directory(store.environments),

@@ -115,7 +115,7 @@ async function createDisplay(
     contactId: identity?.contactId,
   };
   await ctx.outputs.displays.publish(event);
-  await ctx.displays.set(displayId, { surveyId: survey.id, linked: false });
+  ctx.displays.set(displayId, { surveyId: survey.id, linked: false });
   if (contactId)
     ctx.recent.recordDisplay(contactId, { id: displayId, surveyId: survey.id, createdAt: event.occurredAt });
   return {

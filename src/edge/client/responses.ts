@@ -154,11 +154,11 @@ async function createResponse(
     throw error;
   }
 
-  await ctx.responses.set(
+  ctx.responses.set(
     responseId,
     statusOf({ environmentId, surveyId: survey.id, finished, data: body.data }, survey.quotas),
   );
-  if (body.displayId) await ctx.displays.set(body.displayId, { surveyId: survey.id, linked: true });
+  if (body.displayId) ctx.displays.set(body.displayId, { surveyId: survey.id, linked: true });
   if (identity) ctx.recent.recordResponse(identity.contactId, survey.id);
   return { status: 200, body: { data: { id: responseId, ...quotaAnswer(quota) } } };
 }
@@ -205,7 +205,7 @@ async function updateResponse(ctx: ClientContext, request: RouteRequest) {
   };
   await ctx.outputs.responses.publish(command);
 
-  await ctx.responses.set(
+  ctx.responses.set(
     responseId,
     finished === true ? statusAfterUpdate(status, { ...body, finished }, survey?.quotas) : merged,
   );
