@@ -11,6 +11,7 @@ import type { Idempotency } from '../../src/edge/client/idempotency.ts';
 import { clientIdentifyRoutes } from '../../src/edge/client/identify.ts';
 import { clientResponseRoutes } from '../../src/edge/client/responses.ts';
 import { RecentContactActivity } from '../../src/edge/client/recent-activity.ts';
+import { ownStatuses } from '../../src/edge/client/shared-statuses.ts';
 import type { SingleUseIds } from '../../src/edge/client/single-use.ts';
 import { Directory } from '../../src/edge/directory.ts';
 import type { HttpReply } from '../../src/edge/http/types.ts';
@@ -89,15 +90,11 @@ export function inMemoryClient(options: { trustedProxyHops?: number } = {}): InM
     topicsFor(''),
   );
   // One edge: what it knows of responses and displays is its own (sharing them is an e2e matter).
-  const unshared = <V>(local: Directory<V>) => ({
-    get: (id: string) => local.get(id),
-    set: (id: string, status: V) => local.set(id, status),
-  });
   const ctx: ClientContext = {
     environments: directory(store.environments),
     surveys: directory(store.surveys),
-    responses: unshared(directory(store.responses)),
-    displays: unshared(directory(store.displays)),
+    responses: ownStatuses(directory(store.responses)),
+    displays: ownStatuses(directory(store.displays)),
     contacts: directory(store.contacts),
     singleUseIds: singleUseIdsInMemory(),
     recent: new RecentContactActivity(),

@@ -21,6 +21,11 @@ export interface SharedStatuses<V> {
   set(id: string, status: V): void;
 }
 
+/** What one edge knows by itself: what it wrote, and its cache of the store. */
+export function ownStatuses<V>(local: Directory<V>): SharedStatuses<V> {
+  return { get: (id) => local.get(id), set: (id, status) => local.set(id, status) };
+}
+
 /** SET key value EX ttl for every key: ARGV[1] is the time-to-live, ARGV[i + 1] the value of KEYS[i]. */
 const setAll = luaScript(`
   for i, key in ipairs(KEYS) do redis.call('SET', key, ARGV[i + 1], 'EX', ARGV[1]) end
@@ -31,13 +36,14 @@ export function sharedStatuses<V>(options: {
   /** REDIS_KEY_PREFIX and the kind of record: `<prefix><kind>:<id>`. */
   keyPrefix: string;
   kind: 'response' | 'display';
-  /** How long Redis keeps a status: longer than the processors take to store the record. */
+  /** How long Redis keeps a status: longer than the processors take to store the record; 0: not shared. */
   ttlSeconds: number;
   /** This edge's cache, loading from PostgreSQL. */
   local: Directory<V>;
   logger: Logger;
 }): SharedStatuses<V> {
   const { redis, ttlSeconds, local, logger, kind } = options;
+  if (ttlSeconds === 0) return ownStatuses(local);
   const keyOf = (id: string) => `${options.keyPrefix}${kind}:${id}`;
   let alone = false;
   const unshared = (err?: unknown) => {

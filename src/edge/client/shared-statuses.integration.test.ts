@@ -1,0 +1,81 @@
+// Two edges' views of recent responses, shared through a real (private) Redis: what one edge
+// accepted, the other knows at once; while Redis is down each goes on with what it knows itself.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { connected, createRedis, type Redis } from '../../redis.ts';
+import { createLogger } from '../../logger.ts';
+import { Directory } from '../directory.ts';
+import { privateRedis, type PrivateRedis } from '../../../test/helpers/private-redis.ts';
+import { waitFor } from '../../../test/helpers/wait.ts';
+import { sharedStatuses, type SharedStatuses } from './shared-statuses.ts';
+
+interface Status {
+  finished: boolean;
+}
+
+describe('statuses shared by edges through Redis', () => {
+  let server: PrivateRedis;
+  const clients: Redis[] = [];
+  /** An edge's statuses; its store knows no response (the processors have stored none yet). */
+  const edge = async (ttlSeconds = 60): Promise<SharedStatuses<Status>> => {
+    const redis = createRedis(server.url);
+    clients.push(redis);
+    await connected(redis);
+    const nothingStored = new Directory<Status>(async () => undefined, {
+      maxEntries: 100,
+      ttlMs: 60_000,
+      absentTtlMs: 0,
+    });
+    return sharedStatuses({
+      redis,
+      keyPrefix: 'test:',
+      kind: 'response',
+      ttlSeconds,
+      local: nothingStored,
+      logger: createLogger('fatal'),
+    });
+  };
+
+  before(async () => {
+    server = await privateRedis();
+    await server.up();
+  });
+  after(async () => {
+    for (const client of clients) client.disconnect();
+    await server.down();
+  });
+
+  test('a status one edge set is what the other reads, the latest write winning', async () => {
+    const [a, b] = [await edge(), await edge()];
+    assert.equal(await b.get('rsp_1'), undefined);
+    a.set('rsp_1', { finished: false });
+    await waitFor(async () => (await b.get('rsp_1')) !== undefined, { what: 'the status on the other edge' });
+    b.set('rsp_1', { finished: true });
+    await waitFor(async () => (await a.get('rsp_1'))?.finished === true, {
+      what: 'the finish on the first edge',
+    });
+  });
+
+  test('with STATUS_SHARE_S=0 nothing is shared', async () => {
+    const [a, b] = [await edge(0), await edge(0)];
+    a.set('rsp_2', { finished: false });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.deepEqual(await a.get('rsp_2'), { finished: false });
+    assert.equal(await b.get('rsp_2'), undefined);
+  });
+
+  test('while Redis is down each edge knows what it wrote itself, and sharing resumes when Redis is back', async () => {
+    const [a, b] = [await edge(), await edge()];
+    await server.down();
+    a.set('rsp_3', { finished: false });
+    assert.deepEqual(await a.get('rsp_3'), { finished: false }, 'its own write, without Redis');
+    assert.equal(await b.get('rsp_3'), undefined);
+    await server.up();
+    await waitFor(() => clients.every((c) => c.status === 'ready'), {
+      what: 'clients reconnected',
+      timeoutMs: 15_000,
+    });
+    a.set('rsp_4', { finished: true });
+    await waitFor(async () => (await b.get('rsp_4'))?.finished === true, { what: 'sharing again' });
+  });
+});
