@@ -22,7 +22,14 @@ describe('PostgreSQL outage', () => {
   let chorus: Chorus;
   let base: string;
   let pgUp = false;
-  const lines: { level: number; msg: string }[] = [];
+  const lines: { level: number; msg: string; err?: { type?: string; message?: string } }[] = [];
+  /** What Chorus logged as errors, for the message of a failed assertion (a 500 logs its cause). */
+  const loggedErrors = () =>
+    lines
+      .filter((l) => l.level >= 50)
+      .slice(-5)
+      .map((l) => `${l.msg}: ${l.err?.type ?? ''} ${l.err?.message ?? ''}`)
+      .join('\n');
 
   before(async () => {
     pg = await privatePostgres();
@@ -34,7 +41,7 @@ describe('PostgreSQL outage', () => {
       PROMETHEUS_EXPORTER_PORT: '0',
     });
     const sink = {
-      write: (line: string) => void lines.push(JSON.parse(line) as { level: number; msg: string }),
+      write: (line: string) => void lines.push(JSON.parse(line) as (typeof lines)[number]),
     };
     chorus = await startChorus({
       role: 'all',
@@ -144,7 +151,7 @@ describe('PostgreSQL outage', () => {
     try {
       const started = Date.now();
       const reply = await call(base, 'GET', read, undefined, key);
-      assert.equal(reply.status, 503, JSON.stringify(reply.body));
+      assert.equal(reply.status, 503, `${JSON.stringify(reply.body)}\n${loggedErrors()}`);
       assert.ok(reply.headers.get('retry-after'));
       assert.ok(Date.now() - started < 30_000, `answered after ${Date.now() - started} ms`);
     } finally {
