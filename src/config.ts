@@ -227,7 +227,7 @@ export const VARIABLES = {
       '64 hex characters (32 bytes; `openssl rand -hex 32`). Encrypts provider tokens at rest and ' +
       'signs the OAuth state. Required when any integration credentials are set; the same value on ' +
       'every process; never change it, or every integration must be connected again. Without it no ' +
-      'delivery is sent.',
+      'Slack or Notion delivery is sent, and webhook secrets are stored unencrypted.',
   },
   SLACK_CLIENT_ID: {
     schema: Type.Optional(Type.String({ minLength: 1 })),

@@ -6,6 +6,8 @@ import {
   encryptToken,
   matchesHash,
   newSecret,
+  openSecret,
+  sealSecret,
   secretHash,
   signState,
   verifyState,
@@ -45,4 +47,14 @@ test('a browser nonce matches only its own hash', () => {
   assert.ok(matchesHash(nonce, secretHash(nonce)));
   assert.ok(!matchesHash(newSecret(), secretHash(nonce)));
   assert.ok(!matchesHash(nonce, 'not-a-hash'));
+});
+
+test('a webhook secret is stored encrypted with a key and as it is without one; both read back', () => {
+  const key = randomBytes(32);
+  const sealed = sealSecret(key, 'whsec_abc');
+  assert.ok(!sealed.includes('abc'));
+  assert.equal(openSecret(key, sealed), 'whsec_abc');
+  assert.equal(openSecret(undefined, sealSecret(undefined, 'whsec_abc')), 'whsec_abc');
+  assert.equal(openSecret(key, sealSecret(undefined, 'whsec_abc')), 'whsec_abc', 'a key set later');
+  assert.throws(() => openSecret(undefined, sealed), /ENCRYPTION_KEY/);
 });

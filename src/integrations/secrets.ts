@@ -51,6 +51,21 @@ export function decryptToken(key: Buffer, stored: string): string {
   );
 }
 
+/**
+ * A webhook's signing secret as stored: encrypted with ENCRYPTION_KEY when the server has one, else
+ * as it is (marked `plain.`), so that webhooks work on a server without integrations configured.
+ */
+export function sealSecret(key: Buffer | undefined, secret: string): string {
+  return key ? encryptToken(key, secret) : `plain.${secret}`;
+}
+
+/** The secret `sealSecret` stored; one encrypted needs the key. */
+export function openSecret(key: Buffer | undefined, stored: string): string {
+  if (stored.startsWith('plain.')) return stored.slice('plain.'.length);
+  if (!key) throw new Error('this secret was encrypted with ENCRYPTION_KEY, which is not set');
+  return decryptToken(key, stored);
+}
+
 export interface OAuthState {
   environmentId: string;
   provider: string;

@@ -44,27 +44,25 @@ export async function startIntegrations(
     },
     logger,
   );
-  // Without a key no token can be read: deliveries wait (pending) until one is configured.
-  const key = config.integrations.encryptionKey;
-  const deliverer = key
-    ? startDeliverer({
-        orm,
-        encryptionKey: key,
-        destinations,
-        webhooks: createWebhookDestination(config.integrations.webhooks),
-        deadLetters: outputs.deadLetters,
-        pollMs: config.integrations.pollMs,
-        maxAttempts: config.integrations.maxAttempts,
-        leaseSeconds: config.integrations.leaseSeconds,
-        metrics,
-        logger: deps.logger, // it names itself: component "deliverer"
-      })
-    : undefined;
+  // Without a key no provider token can be read: Slack and Notion deliveries wait (pending) until
+  // one is configured; webhooks are sent all the same.
+  const deliverer = startDeliverer({
+    orm,
+    encryptionKey: config.integrations.encryptionKey,
+    destinations,
+    webhooks: createWebhookDestination(config.integrations.webhooks),
+    deadLetters: outputs.deadLetters,
+    pollMs: config.integrations.pollMs,
+    maxAttempts: config.integrations.maxAttempts,
+    leaseSeconds: config.integrations.leaseSeconds,
+    metrics,
+    logger: deps.logger, // it names itself: component "deliverer"
+  });
   return {
     deliverer,
     consumer,
     async stop() {
-      await deliverer?.stop();
+      await deliverer.stop();
       await consumer.stop();
     },
   };

@@ -350,3 +350,47 @@ describe('webhooks to private addresses, by default', () => {
     }
   });
 });
+
+describe('webhooks on a server without ENCRYPTION_KEY', () => {
+  let receiver: WebhookReceiver;
+  let app: RunningChorus;
+
+  before(async () => {
+    receiver = await startWebhookReceiver();
+    app = await startTestChorus('e2e_webhooks_no_key', {
+      env: { WEBHOOK_ALLOW_PRIVATE_ADDRESSES: '1', DELIVERY_POLL_MS: '50' },
+    });
+  });
+  after(async () => {
+    await app?.stop();
+    await receiver?.close();
+  });
+
+  test('are created and delivered, signed, with nothing else configured', async () => {
+    const { environmentId, apiKey } = await app.createEnvironment();
+    const surveyId = await app.createSurvey({ environmentId, questions: FEEDBACK_QUESTIONS });
+    const created = await call(
+      app.baseUrl,
+      'POST',
+      '/api/v1/webhooks',
+      { url: `${receiver.url}/plain`, triggers: ['responseFinished'] },
+      { 'x-api-key': apiKey },
+    );
+    assert.equal(created.status, 200, JSON.stringify(created.body));
+    const reply = await call(app.baseUrl, 'POST', `/api/v1/client/${environmentId}/responses`, {
+      surveyId,
+      finished: true,
+      data: { feedback: 'no key needed' },
+    });
+    assert.equal(reply.status, 200);
+    const [request] = await waitFor(() => (receiver.received.length > 0 ? receiver.received : undefined), {
+      what: 'the delivery',
+    });
+    const payload = new StandardWebhook(created.body.data.secret as string).verify(request!.body, {
+      'webhook-id': String(request!.headers['webhook-id']),
+      'webhook-timestamp': String(request!.headers['webhook-timestamp']),
+      'webhook-signature': String(request!.headers['webhook-signature']),
+    }) as { event: string; data: { id: string } };
+    assert.deepEqual([payload.event, payload.data.id], ['responseFinished', reply.body.data.id]);
+  });
+});

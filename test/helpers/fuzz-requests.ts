@@ -315,6 +315,33 @@ const ROUTES: RouteSpec[] = [
     management: true,
   },
   {
+    pattern: '/api/v1/webhooks',
+    methods: ['GET', 'POST'],
+    params: {},
+    management: true,
+    // A name that does not resolve here: a valid body is refused (400) after one quick lookup.
+    body: (f) => ({
+      environmentId: f.environmentId,
+      url: 'https://hooks.fuzz.invalid/chorus',
+      triggers: ['responseCreated', 'responseFinished'],
+      surveyIds: [f.surveyId],
+      source: 'user',
+      name: 'Fuzz hook',
+    }),
+  },
+  {
+    pattern: '/api/v1/webhooks/:webhookId',
+    methods: ['GET', 'DELETE'],
+    params: { webhookId: 'any' },
+    management: true,
+  },
+  {
+    pattern: '/api/v1/webhooks/:webhookId/deliveries',
+    methods: ['GET'],
+    params: { webhookId: 'any' },
+    management: true,
+  },
+  {
     pattern: '/api/v1/integrations/:provider/connect',
     methods: ['GET'],
     params: { provider: 'any' },

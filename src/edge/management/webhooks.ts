@@ -5,13 +5,13 @@
 // (http or https, a host that resolves to public addresses) and again at every send.
 import Type from 'typebox';
 import { Compile } from 'typebox/compile';
-import { ChorusError, invalidInput, notFound } from '../../errors.ts';
+import { invalidInput, notFound } from '../../errors.ts';
 import { ID_PATTERN } from '../../ids.ts';
 import { DELIVERY_STATUSES, Webhook, WEBHOOK_SOURCES, WEBHOOK_TRIGGERS } from '../../store/entities.ts';
 import type { DeliveryStatus } from '../../store/entities.ts';
 import { listDeliveries } from '../../store/integrations.ts';
 import { createWebhook, listWebhooks, surveysOfEnvironment, webhookRecord } from '../../store/webhooks.ts';
-import { encryptToken } from '../../integrations/secrets.ts';
+import { sealSecret } from '../../integrations/secrets.ts';
 import { newWebhookSecret } from '../../integrations/webhook/signature.ts';
 import type { WebhookDestination } from '../../integrations/webhook/destination.ts';
 import type { Route, RouteRequest } from '../router.ts';
@@ -24,7 +24,7 @@ import { listRoute, PAGE_QUERY, parsePage, TOTAL_COUNT } from './paging.ts';
 
 export interface WebhooksContext extends ManagementContext {
   webhooks: WebhookDestination;
-  /** Encrypts the secrets; without it no webhook can be created (501). */
+  /** Encrypts the secrets at rest when set (integrations/secrets.ts, sealSecret). */
   encryptionKey: Buffer | undefined;
 }
 
@@ -67,11 +67,11 @@ export function managementWebhookRoutes(ctx: WebhooksContext): Route[] {
       doc: {
         summary: 'Create a webhook; the answer holds its signing secret, shown this once',
         description:
-          '`triggers` among `responseCreated`, `responseUpdated` and `responseFinished`; `surveyIds` limits it to those surveys of the environment (every survey when empty or left out). The URL must be http or https and resolve to public addresses (unless the server allows private ones): else 400 with `details.url`. Requests are signed per Standard Webhooks with `secret`. `environmentId` may be left out when the API key can write to exactly one environment. 501 when the server has no `ENCRYPTION_KEY`.',
+          '`triggers` among `responseCreated`, `responseUpdated` and `responseFinished`; `surveyIds` limits it to those surveys of the environment (every survey when empty or left out). The URL must be http or https and resolve to public addresses (unless the server allows private ones): else 400 with `details.url`. Requests are signed per Standard Webhooks with `secret`. `environmentId` may be left out when the API key can write to exactly one environment.',
         auth: 'apiKey',
         body: CreateBody.Type(),
         replies: { 200: data(CreatedWebhook, 'The webhook created, with its secret') },
-        errors: [400, 501, 503],
+        errors: [400, 503],
       },
       handler: (r) => createWebhookRoute(ctx, r),
     },
@@ -125,8 +125,6 @@ async function createWebhookRoute(ctx: WebhooksContext, request: RouteRequest) {
   const grant = await authenticate(request, ctx.keys);
   const { environmentId: asked, ...body } = validateBody(CreateBody, parseJsonBody(request.body));
   const environmentId = writableEnvironment(grant, asked);
-  if (!ctx.encryptionKey)
-    throw new ChorusError('not_configured', 'Webhooks need ENCRYPTION_KEY to be set on this server');
   const surveyIds = [...new Set(body.surveyIds ?? [])];
   const known = await surveysOfEnvironment(ctx.orm.em, environmentId, surveyIds);
   const unknown = surveyIds.filter((id) => !known.has(id));
@@ -143,7 +141,7 @@ async function createWebhookRoute(ctx: WebhooksContext, request: RouteRequest) {
     source: body.source ?? 'user',
     triggers: WEBHOOK_TRIGGERS.filter((t) => body.triggers.includes(t)),
     surveyIds,
-    secretCiphertext: encryptToken(ctx.encryptionKey, secret),
+    secretCiphertext: sealSecret(ctx.encryptionKey, secret),
   });
   return { status: 200, body: { data: { ...webhookRecord(webhook), secret } } };
 }

@@ -31,7 +31,7 @@ import { failActiveSpan, inSpan } from '../../observability/tracing.ts';
 import { questionsOf } from '../../surveys/definition.ts';
 import { ProviderError, type ProviderFailure } from '../failure.ts';
 import { isTransient } from '../../transient.ts';
-import { decryptToken } from '../secrets.ts';
+import { decryptToken, openSecret } from '../secrets.ts';
 import type { Destination, Destinations } from '../destination.ts';
 import type { WebhookDestination } from '../webhook/destination.ts';
 
@@ -43,7 +43,8 @@ const MAX_DELAY_MS = 15 * 60_000;
 
 export interface DelivererDeps {
   orm: Orm;
-  encryptionKey: Buffer;
+  /** Reads provider tokens; without it only webhooks are sent (Slack and Notion deliveries wait). */
+  encryptionKey: Buffer | undefined;
   destinations: Destinations;
   webhooks: WebhookDestination;
   deadLetters: Outputs['deadLetters'];
@@ -69,7 +70,7 @@ export function startDeliverer(deps: DelivererDeps): RunningDeliverer {
   const runOnce = async (): Promise<number> => {
     const interrupted = await claimInterrupted(deps.orm.em, deps.leaseSeconds);
     await Promise.all(interrupted.map((row) => recover(deps, row.id, row.claimedAt, log)));
-    const claimed = await claimDue(deps.orm.em);
+    const claimed = await claimDue(deps.orm.em, deps.encryptionKey !== undefined);
     await Promise.all(claimed.map((id) => deliver(deps, id, log)));
     return claimed.length;
   };
@@ -100,17 +101,20 @@ export function startDeliverer(deps: DelivererDeps): RunningDeliverer {
 /**
  * Due `pending` deliveries, switched to `sending`, with the time of the claim (the send starts after
  * it). Those of an integration that needs a reconnect are left alone: with a dead token every
- * attempt would fail and dead-letter, so they wait, still due.
+ * attempt would fail and dead-letter, so they wait, still due. So do all integrations' deliveries
+ * while no token can be read (`withTokens` false: no ENCRYPTION_KEY); webhooks' go on.
  */
-async function claimDue(em: EntityManager): Promise<string[]> {
+async function claimDue(em: EntityManager, withTokens: boolean): Promise<string[]> {
   const rows = await em.fork().execute<{ id: string }[]>(
     `update deliveries set status = 'sending', attempts = attempts + 1, claimed_at = now(), updated_at = now()
      where id in (select d.id from deliveries d
                   where d.status = 'pending' and d.next_attempt_at <= now()
+                    and (d.webhook_id is not null or ?)
                     and not exists (select 1 from integrations i
                                     where i.id = d.integration_id and i.status = 'needs_reconnect')
                   order by d.next_attempt_at limit ${BATCH} for update of d skip locked)
      returning id`,
+    [withTokens],
   );
   return rows.map((r) => r.id);
 }
@@ -272,8 +276,14 @@ async function prepare(
     mapping: link.mapping,
     data: (delivery.response.data ?? {}) as Record<string, unknown>,
   });
-  const token = decryptToken(deps.encryptionKey, link.integration.tokenCiphertext);
+  const token = tokenOf(deps, link);
   return () => send(token, link.targetId, delivery.id);
+}
+
+/** The link's provider token (its deliveries are claimed only while ENCRYPTION_KEY is set). */
+function tokenOf(deps: DelivererDeps, link: IntegrationLink): string {
+  if (!deps.encryptionKey) throw new Error('provider tokens cannot be read: ENCRYPTION_KEY is not set');
+  return decryptToken(deps.encryptionKey, link.integration.tokenCiphertext);
 }
 
 function prepareWebhook(deps: DelivererDeps, delivery: Delivery, webhook: Webhook) {
@@ -283,7 +293,7 @@ function prepareWebhook(deps: DelivererDeps, delivery: Delivery, webhook: Webhoo
     deliveryId: delivery.id,
     webhookId: webhook.id,
     url: webhook.url,
-    secret: decryptToken(deps.encryptionKey, webhook.secretCiphertext),
+    secret: openSecret(deps.encryptionKey, webhook.secretCiphertext),
     event,
     response: delivery.response,
   };
@@ -298,7 +308,7 @@ async function findSent(
   link: IntegrationLink,
   since: Date,
 ): Promise<string | undefined> {
-  const token = decryptToken(deps.encryptionKey, link.integration.tokenCiphertext);
+  const token = tokenOf(deps, link);
   // Only deliveries settled since the claim can have recorded something created since then.
   const taken = async () => {
     const recorded = await em.find(

@@ -59,7 +59,11 @@ export async function resolveTarget(raw: string, limits: HttpLimits): Promise<We
   const problem = schemeProblem(raw);
   if (problem) throw new UrlRefused(`The URL ${problem}`);
   const url = new URL(raw);
-  const addresses = await dnsLookup(hostOf(url), { all: true });
+  // Bounded: a resolver that does not answer must not hold a creation (or a worker) for long.
+  const addresses = await Promise.race([
+    dnsLookup(hostOf(url), { all: true }),
+    expiry(AbortSignal.timeout(limits.timeoutMs)),
+  ]);
   if (!limits.allowPrivateAddresses) {
     // Every address, not just the first: a name may list a public and a private one.
     for (const { address } of addresses) {
@@ -204,7 +208,7 @@ function hostOf(url: URL): string {
 /** Rejects when the attempt's time is up (a slow resolver counts against it too). */
 function expiry(signal: AbortSignal): Promise<never> {
   return new Promise((_, reject) =>
-    signal.addEventListener('abort', () => reject(new Error('timed out')), { once: true }),
+    signal.addEventListener('abort', () => reject(new Error('no answer in time')), { once: true }),
   );
 }
 
