@@ -7,9 +7,7 @@ import Type from 'typebox';
 import { Compile } from 'typebox/compile';
 import { invalidInput, notFound } from '../../errors.ts';
 import { ID_PATTERN } from '../../ids.ts';
-import { DELIVERY_STATUSES, Webhook, WEBHOOK_SOURCES, WEBHOOK_TRIGGERS } from '../../store/entities.ts';
-import type { DeliveryStatus } from '../../store/entities.ts';
-import { listDeliveries } from '../../store/integrations.ts';
+import { Webhook, WEBHOOK_SOURCES, WEBHOOK_TRIGGERS } from '../../store/entities.ts';
 import { createWebhook, listWebhooks, surveysOfEnvironment, webhookRecord } from '../../store/webhooks.ts';
 import { sealSecret } from '../../integrations/secrets.ts';
 import { newWebhookSecret } from '../../integrations/webhook/signature.ts';
@@ -17,10 +15,11 @@ import type { WebhookDestination } from '../../integrations/webhook/destination.
 import type { Route, RouteRequest } from '../router.ts';
 import { nullable, parseJsonBody, requireId, validateBody } from '../validation.ts';
 import { data } from '../openapi/route-doc.ts';
-import { CreatedWebhook, DeliveryRecord, WebhookRecord } from '../openapi/replies.ts';
+import { CreatedWebhook, WebhookRecord } from '../openapi/replies.ts';
 import { authenticate, permissionFor, requireAccess, writableEnvironment } from './auth.ts';
 import type { ManagementContext } from './context.ts';
-import { listRoute, PAGE_QUERY, parsePage, TOTAL_COUNT } from './paging.ts';
+import { deliveriesRoute } from './deliveries.ts';
+import { listRoute } from './paging.ts';
 
 export interface WebhooksContext extends ManagementContext {
   webhooks: WebhookDestination;
@@ -91,33 +90,12 @@ export function managementWebhookRoutes(ctx: WebhooksContext): Route[] {
         return { status: 200, body: { data: record } };
       },
     },
-    {
-      method: 'GET',
+    deliveriesRoute({
       path: `${base}/:webhookId/deliveries`,
-      doc: {
-        summary: "A webhook's deliveries, newest first",
-        auth: 'apiKey',
-        query: {
-          status: { schema: Type.Enum([...DELIVERY_STATUSES]), description: 'Only deliveries in this state' },
-          ...PAGE_QUERY,
-        },
-        replies: { 200: data(Type.Array(DeliveryRecord), 'One page', TOTAL_COUNT) },
-        errors: [400, 404, 503],
-      },
-      handler: async (r) => {
-        const { webhook } = await accessibleWebhook(ctx, r);
-        const status = r.query.get('status') ?? undefined;
-        if (status !== undefined && !(DELIVERY_STATUSES as readonly string[]).includes(status)) {
-          throw invalidInput({ status: `must be one of ${DELIVERY_STATUSES.join(', ')}` });
-        }
-        const { items, total } = await listDeliveries(
-          ctx.orm.em,
-          { webhookId: webhook.id, status: status as DeliveryStatus | undefined },
-          parsePage(r.query),
-        );
-        return { status: 200, headers: { 'X-Total-Count': String(total) }, body: { data: items } };
-      },
-    },
+      summary: "A webhook's deliveries, newest first",
+      ctx,
+      owner: async (r) => ({ webhookId: (await accessibleWebhook(ctx, r)).webhook.id }),
+    }),
   ];
 }
 

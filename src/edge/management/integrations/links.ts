@@ -2,16 +2,16 @@
 // and its deliveries, through the management API.
 import Type from 'typebox';
 import { Compile } from 'typebox/compile';
-import { invalidInput, notFound } from '../../../errors.ts';
+import { notFound } from '../../../errors.ts';
 import { ID_PATTERN } from '../../../ids.ts';
-import { Delivery, DELIVERY_STATUSES, IntegrationLink, Survey } from '../../../store/entities.ts';
-import { createLink, linkRecord, listDeliveries } from '../../../store/integrations.ts';
+import { IntegrationLink, Survey } from '../../../store/entities.ts';
+import { createLink, linkRecord } from '../../../store/integrations.ts';
 import { questionsOf } from '../../../surveys/definition.ts';
 import type { Route, RouteRequest } from '../../router.ts';
 import { parseJsonBody, requireId, validateBody } from '../../validation.ts';
-import { PAGE_QUERY, TOTAL_COUNT, parsePage } from '../paging.ts';
+import { deliveriesRoute } from '../deliveries.ts';
 import { data } from '../../openapi/route-doc.ts';
-import { DeliveryRecord, LinkRecord } from '../../openapi/replies.ts';
+import { LinkRecord } from '../../openapi/replies.ts';
 import {
   accessible,
   INTEGRATIONS_PATH,
@@ -91,34 +91,12 @@ export function linkRoutes(ctx: IntegrationsContext): Route[] {
         return { status: 200, body: { data: record } };
       },
     },
-    {
-      method: 'GET',
+    deliveriesRoute({
       path: `${base}/:integrationId/deliveries`,
-      doc: {
-        summary: "An integration's deliveries, newest first",
-        auth: 'apiKey',
-        query: {
-          status: { schema: Type.Enum([...DELIVERY_STATUSES]), description: 'Only deliveries in this state' },
-          ...PAGE_QUERY,
-        },
-        replies: { 200: data(Type.Array(DeliveryRecord), 'One page', TOTAL_COUNT) },
-        errors: [400, 404, 503],
-      },
-      handler: async (r) => {
-        const { integration } = await accessible(ctx, r);
-        const status = r.query.get('status') ?? undefined;
-        if (status !== undefined && !(DELIVERY_STATUSES as readonly string[]).includes(status)) {
-          throw invalidInput({ status: `must be one of ${DELIVERY_STATUSES.join(', ')}` });
-        }
-        const page = parsePage(r.query);
-        const { items, total } = await listDeliveries(
-          ctx.orm.em,
-          { integrationId: integration.id, status: status as Delivery['status'] | undefined },
-          page,
-        );
-        return { status: 200, headers: { 'X-Total-Count': String(total) }, body: { data: items } };
-      },
-    },
+      summary: "An integration's deliveries, newest first",
+      ctx,
+      owner: async (r) => ({ integrationId: (await accessible(ctx, r)).integration.id }),
+    }),
   ];
 }
 
