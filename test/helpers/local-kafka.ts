@@ -17,15 +17,25 @@ export interface PrivateBroker {
   destroy(): Promise<void>;
 }
 
-/** A port nothing listens on now (two test runs at once must not share a private broker). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * A port nothing listens on now (two test runs at once must not share a private broker), below the
+ * kernel's ephemeral range (32768–60999 here): a port the kernel handed out for a listen on port 0
+ * is one it may soon hand to an outgoing connection too, and a role started on it later (an edge
+ * restarted at the same address) would then fail with EADDRINUSE while the machine is busy.
+ */
+export async function freePort(): Promise<number> {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    if (await listenable(port)) return port;
+  }
+  throw new Error('no free port between 20000 and 32000');
+}
+
+function listenable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
 }
 
