@@ -199,7 +199,7 @@ export const VARIABLES = {
   PROCESSOR_PARKED_TTL_SECONDS: {
     schema: Type.Integer({ default: 3600, minimum: 1 }),
     meaning:
-      'How long a response update that came before its create (for a moment after partitions were added) waits for it before it is dead-lettered as `response_not_found`.',
+      'How long a response update that came before its create (for a moment after partitions were added) waits for it before it is dead-lettered as `response_not_found` (an update of a response whose create was refused is rejected at once).',
   },
   LOG_LEVEL: {
     schema: Type.String({ default: 'info' }),

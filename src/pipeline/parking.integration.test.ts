@@ -8,7 +8,7 @@ import type { ConsumedMessage } from '../kafka/consumer.ts';
 import { ParkedCommand, Response } from '../store/entities.ts';
 import { createEnvironment } from '../store/environments.ts';
 import { findContact } from '../store/contacts.ts';
-import { parkedForStoredResponses } from '../store/parked-commands.ts';
+import { parkedForDecidedResponses } from '../store/parked-commands.ts';
 import { contactProcessor } from '../processors/contacts/contact-processor.ts';
 import { responseProcessor } from '../processors/responses/response-processor.ts';
 import { foldResponse } from '../responses/merge.ts';
@@ -60,7 +60,7 @@ describe('commands that arrive before what they apply to', () => {
       orm: world.orm,
       topic: world.topics.responses,
       handler: handle,
-      ready: parkedForStoredResponses,
+      ready: parkedForDecidedResponses,
       expiry: { seconds: 2, reason: 'response_not_found' },
       deadLetters: world.outputs.deadLetters,
       logger: world.logger,
@@ -129,6 +129,35 @@ describe('commands that arrive before what they apply to', () => {
     assert.ok((letter.value.detail as { parkedAt?: string }).parkedAt);
     await waitFor(async () => (await world.orm.em.fork().count(ParkedCommand, { key: id })) === 0, {
       what: 'the expired command gone',
+    });
+  });
+
+  test('updates of a response whose create was refused are rejected, whether they waited for it or came after', async () => {
+    const id = 'rsp_refused';
+    const singleUse = { singleUseId: 'link-1', surveyId: 'srv_single' };
+    const waited = responseUpdated({ responseId: id, data: { q1: 'waited' } });
+    await consume(6, [waited]);
+    assert.equal(await world.orm.em.fork().count(ParkedCommand, { key: id }), 1);
+    // Another response took the single-use id first: this one's create is refused.
+    await consume(2, [responseCreated({ responseId: 'rsp_first_use', ...singleUse })]);
+    await consume(3, [responseCreated({ responseId: id, ...singleUse })]);
+    const after = responseUpdated({ responseId: id, data: { q1: 'after' } });
+    await consume(6, [after]);
+    const reasons = async () => {
+      const letters = reader.messages.filter((m) => m.topic === 'dead-letter' && m.key === id);
+      return letters.length >= 3 ? letters.map((m) => String(m.value.reason)).sort() : undefined;
+    };
+    assert.deepEqual(await waitFor(reasons, { what: 'three dead letters' }), [
+      'response_not_found',
+      'response_not_found',
+      'single_use_id_taken',
+    ]);
+    const expired = reader.messages.filter(
+      (m) => m.topic === 'dead-letter' && m.key === id && (m.value.detail as { parkedAt?: string })?.parkedAt,
+    );
+    assert.equal(expired.length, 0, 'rejected for the refusal, not after waiting out the time-to-live');
+    await waitFor(async () => (await world.orm.em.fork().count(ParkedCommand, { key: id })) === 0, {
+      what: 'nothing left parked',
     });
   });
 

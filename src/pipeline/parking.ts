@@ -1,9 +1,9 @@
 // Parked commands go on: every processor process looks, once a second, for parked commands that
-// can now be applied (for responses: the response is stored) and hands them to the same batch
-// handler as a batch consumed from Kafka, so they are claimed, merged, rejected or announced exactly
-// like any other command. A command still waiting after the time-to-live never will be applied (its
-// create was refused, or dead-lettered as unappliable): it is dead-lettered with the processor's
-// reason. Like the fact relay it never stops on an error: it says so once, retries, and says when it
+// can now be applied or rejected (for responses: the response is stored, or its create was refused)
+// and hands them to the same batch handler as a batch consumed from Kafka, so they are claimed,
+// merged, rejected or announced exactly like any other command. A command still waiting after the
+// time-to-live never will be applied (its create was unappliable, or never written): it is
+// dead-lettered with the processor's reason. Like the fact relay it never stops on an error: it says so once, retries, and says when it
 // recovered. Several processes may hand the same command over at once: the claim applies it once.
 import type { BatchContext, BatchHandler, ConsumedMessage } from '../kafka/consumer.ts';
 import type { Outputs } from '../kafka/outputs.ts';

@@ -413,6 +413,17 @@ export const ParkedCommand = defineEntity({
 });
 export type ParkedCommand = InferEntity<typeof ParkedCommand>;
 
+/** A response whose create the processor refused (store/refused-responses.ts). */
+export const RefusedResponse = defineEntity({
+  name: 'RefusedResponse',
+  tableName: 'refused_responses',
+  properties: {
+    id: p.string().primary(),
+    refusedAt: p.datetime().defaultRaw('now()').index(),
+  },
+});
+export type RefusedResponse = InferEntity<typeof RefusedResponse>;
+
 /**
  * An OAuth connection attempt (src/integrations/README.md, "The OAuth connect flow"): its ticket is
  * redeemed once by the browser, and its state consumed once by the callback. Hashes only, never
@@ -457,4 +468,5 @@ export const entities = [
   OAuthAttempt,
   OutboxFact,
   ParkedCommand,
+  RefusedResponse,
 ];

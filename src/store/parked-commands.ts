@@ -76,10 +76,10 @@ const toParked = (row: Row): ParkedRow => ({
 });
 
 /**
- * Commands parked on `topic` whose key is now among the stored responses, oldest first: what the
- * response processor can apply now.
+ * Commands parked on `topic` whose key is now a stored response, or one whose create was refused,
+ * oldest first: what the response processor can apply (or reject) now.
  */
-export async function parkedForStoredResponses(
+export async function parkedForDecidedResponses(
   em: EntityManager,
   topic: string,
   limit: number,
@@ -87,7 +87,8 @@ export async function parkedForStoredResponses(
   const rows = await query<Row>(
     em,
     `select ${COLUMNS} from parked_commands p
-     where p.topic = ? and exists (select 1 from responses r where r.id = p.key)
+     where p.topic = ? and (exists (select 1 from responses r where r.id = p.key)
+                            or exists (select 1 from refused_responses f where f.id = p.key))
      order by p.parked_at limit ?`,
     [topic, limit],
   );

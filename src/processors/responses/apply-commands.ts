@@ -4,6 +4,7 @@
 // record rejections and announce every change on response-events (before the commit).
 import type { EntityManager } from '../../store/orm.ts';
 import { lockResponses, saveResponses } from '../../store/response-rows.ts';
+import { recordRefused, refusedAmong } from '../../store/refused-responses.ts';
 import type { ResponseCommand, ResponseCreated } from '../../events/responses.ts';
 import { countQuotas } from './count-quotas.ts';
 import { linkContacts } from './link-contacts.ts';
@@ -31,18 +32,24 @@ export async function applyCommands(
   }
 
   const existing = await lockResponses(tx, [...byResponse.keys()]);
+  const rejections: Rejected<ResponseCommand, RejectionReason>[] = [];
   // An update whose create has not been applied yet came early: its create is still on its way in
   // another partition (for a moment after partitions were added) or in a batch being applied. It
   // waits, and is applied once the response is stored; the merge by clock gives it the place its
-  // edge gave it (responses/merge.ts).
-  const early: ResponseCommand[] = [];
-  for (const [id, list] of byResponse) {
-    if (existing.has(id) || list.some((c) => c.type === 'response.created')) continue;
-    early.push(...list);
+  // edge gave it (responses/merge.ts). Unless its create was refused: then it never will be.
+  const early = [...byResponse.keys()].filter(
+    (id) => !existing.has(id) && !byResponse.get(id)!.some((c) => c.type === 'response.created'),
+  );
+  const refusedBefore = await refusedAmong(tx, early);
+  const waiting: ResponseCommand[] = [];
+  for (const id of early) {
+    for (const command of byResponse.get(id)!) {
+      if (refusedBefore.has(id)) rejections.push({ command, reason: 'response_not_found' });
+      else waiting.push(command);
+    }
     byResponse.delete(id);
   }
-  if (early.length > 0) await effects.park(tx, early);
-  const rejections: Rejected<ResponseCommand, RejectionReason>[] = [];
+  if (waiting.length > 0) await effects.park(tx, waiting);
   const changed: ResponseState[] = [];
   const steps: { command: ResponseCommand; state: ResponseState; before: ResponseState | undefined }[] = [];
   const created: { state: ResponseState; command: ResponseCreated }[] = [];
@@ -80,6 +87,7 @@ export async function applyCommands(
     ),
     'contact_deleted',
   );
+  await recordRefused(tx, [...refused]);
   const accepted = changed.filter((s) => !refused.has(s.id));
   const acceptedCreates = created.filter((c) => !refused.has(c.state.id));
 

@@ -3,12 +3,12 @@ import { ResponseCommandCheck, type ResponseCommand } from '../../events/respons
 import type { ResponseFact } from '../../events/response-events.ts';
 import type { Processor } from '../../pipeline/batch-handler.ts';
 import { applyCommands } from './apply-commands.ts';
-import { parkedForStoredResponses } from '../../store/parked-commands.ts';
+import { parkedForDecidedResponses } from '../../store/parked-commands.ts';
 
 export const responseProcessor: Processor<ResponseCommand, ResponseFact> = {
   schema: ResponseCommandCheck,
   keyOf: (command) => command.responseId,
   apply: applyCommands,
-  // An update parked until its create is applied goes on once the response is stored.
-  parking: { ready: parkedForStoredResponses, expiredReason: 'response_not_found' },
+  // An update parked until its create is applied goes on once the response is stored or refused.
+  parking: { ready: parkedForDecidedResponses, expiredReason: 'response_not_found' },
 };

@@ -14,6 +14,7 @@ import { Migration20261125000000_widget_state } from './Migration20261125000000_
 import { Migration20261126000000_public_facts } from './Migration20261126000000_public_facts.ts';
 import { Migration20261126010000_order_by_clock } from './Migration20261126010000_order_by_clock.ts';
 import { Migration20261127000000_webhooks } from './Migration20261127000000_webhooks.ts';
+import { Migration20261127010000_refused_responses } from './Migration20261127010000_refused_responses.ts';
 
 export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261122000000_foundation', class: Migration20261122000000_foundation },
@@ -36,4 +37,8 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261126000000_public_facts', class: Migration20261126000000_public_facts },
   { name: 'Migration20261126010000_order_by_clock', class: Migration20261126010000_order_by_clock },
   { name: 'Migration20261127000000_webhooks', class: Migration20261127000000_webhooks },
+  {
+    name: 'Migration20261127010000_refused_responses',
+    class: Migration20261127010000_refused_responses,
+  },
 ];
