@@ -9,6 +9,7 @@ import type { BatchContext, BatchHandler, ConsumedMessage } from '../kafka/consu
 import type { Outputs } from '../kafka/outputs.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
+import { traceConsumedBatch } from '../observability/tracing.ts';
 import type { EntityManager, Orm } from '../store/orm.ts';
 import {
   countParked,
@@ -54,7 +55,7 @@ export function startParking(deps: ParkingDeps): Polling {
   const applyReady = async () => {
     const rows = await deps.ready(deps.orm.em.fork(), deps.topic, BATCH);
     if (rows.length === 0) return 0;
-    const outcome = await deps.handler(rows.map(consumedAgain), context);
+    const outcome = await consumedAgain(deps.topic, rows, (messages) => deps.handler(messages, context));
     if (outcome === 'abandoned') return 0;
     await unparkCommands(deps.orm.em.fork(), rows);
     log.info({ commands: rows.length }, 'parked commands applied');
@@ -69,13 +70,15 @@ export function startParking(deps: ParkingDeps): Polling {
       const { reason } = deps.expiry;
       log.warn({ commands: rows.length, reason }, 'parked commands waited too long; dead-lettered');
       deps.metrics?.kafka.deadLettered.inc({ reason }, rows.length);
-      await deadLetter(
-        deps.deadLetters,
-        rows.map((row) => ({
-          message: consumedAgain(row),
-          reason,
-          detail: { parkedAt: new Date(row.parkedAt).toISOString() },
-        })),
+      await consumedAgain(deps.topic, rows, (messages) =>
+        deadLetter(
+          deps.deadLetters,
+          messages.map((message, i) => ({
+            message,
+            reason,
+            detail: { parkedAt: new Date(rows[i]!.parkedAt).toISOString() },
+          })),
+        ),
       );
       return rows.length;
     });
@@ -109,10 +112,17 @@ export function startParking(deps: ParkingDeps): Polling {
   };
 }
 
-/** A parked command as a consumed message again; its processing goes on from where it was produced. */
-function consumedAgain({ message }: ParkedRow): ConsumedMessage {
-  const trace = Object.fromEntries(
-    Object.entries(message.headers).filter(([name]) => name === 'traceparent' || name === 'tracestate'),
+/**
+ * Parked commands as a consumed batch again, traced as the consumer traces one (each message's
+ * processing a child of the span that produced it).
+ */
+function consumedAgain<T>(
+  topic: string,
+  rows: readonly ParkedRow[],
+  work: (messages: ConsumedMessage[]) => Promise<T>,
+): Promise<T> {
+  const messages = rows.map((row) => row.message);
+  return traceConsumedBatch(topic, messages, (traces) =>
+    work(messages.map((message, i) => ({ ...message, trace: traces[i]! }))),
   );
-  return { ...message, trace };
 }

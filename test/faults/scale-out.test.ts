@@ -8,9 +8,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { createEnvironment } from '../../src/store/environments.ts';
-import { openStore } from '../../src/store/orm.ts';
+import { openStore, type Orm } from '../../src/store/orm.ts';
+import { countParked } from '../../src/store/parked-commands.ts';
 import { createSurvey } from '../../src/store/surveys.ts';
 import { createLogger } from '../../src/logger.ts';
 import { checkStored, FaultLoad, type StoredCheck } from '../helpers/fault-load.ts';
@@ -40,6 +40,7 @@ describe('scale-out: several edges and processors, partitions added and processo
   let world: TestWorld;
   let env: NodeJS.ProcessEnv;
   let reader: TopicReader;
+  let orm: Orm;
   const edgeUrls: string[] = [];
   const edges: SupervisedRole[] = [];
   const processors: SupervisedRole[] = [];
@@ -66,9 +67,11 @@ describe('scale-out: several edges and processors, partitions added and processo
       processors.push(superviseRole('processor', env, roleFiles(run, `processor-${i}`)));
     await Promise.all([...edges, ...processors].map((role) => role.ready(90_000)));
     reader = await readTopics(env, ['dead-letter', 'response-events']);
+    orm = await openStore(world.databaseUrl, createLogger('fatal'));
   });
   after(async () => {
     await reader?.stop();
+    await orm?.close();
     await Promise.all([...edges, ...processors].map((role) => role.stop()));
     await run?.close();
     await world?.cleanup().catch(() => undefined);
@@ -120,7 +123,7 @@ describe('scale-out: several edges and processors, partitions added and processo
     let parked = -1;
     const settled = async () => {
       check = await checkStored(world.databaseUrl, load);
-      parked = await countParked(world.databaseUrl);
+      parked = [...(await countParked(orm.em.fork())).values()].reduce((sum, n) => sum + n, 0);
       const finishes = announced();
       return (
         check.lost.length + check.displaysLost.length + check.identifiesLost.length === 0 &&
@@ -202,7 +205,6 @@ describe('scale-out: several edges and processors, partitions added and processo
   });
 
   it('a survey paused through one edge is refused by the other', async () => {
-    const orm = await openStore(world.databaseUrl, createLogger('fatal'));
     const { environmentId, apiKey } = await createEnvironment(orm.em.fork(), {
       plan: 'free',
       name: 'scale-out-pause',
@@ -212,7 +214,6 @@ describe('scale-out: several edges and processors, partitions added and processo
       status: 'inProgress',
       questions: QUESTIONS,
     });
-    await orm.close();
     const respond = (edge: string) =>
       fetch(`${edge}/api/v1/client/${environmentId}/responses`, {
         method: 'POST',
@@ -236,14 +237,3 @@ describe('scale-out: several edges and processors, partitions added and processo
     }
   });
 });
-
-async function countParked(databaseUrl: string): Promise<number> {
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
-    const { rows } = await client.query<{ n: string }>('select count(*) as n from parked_commands');
-    return Number(rows[0]!.n);
-  } finally {
-    await client.end();
-  }
-}
