@@ -98,6 +98,11 @@ export function sampleTree(pid: number, everyMs = 200): { stop(): ProcessUsage[]
   };
 }
 
+/** `pid` and its descendants, each by its role. */
+export function rolesOf(pid: number): Map<number, string> {
+  return new Map(tree(pid).map((p) => [p, roleOf(p)]));
+}
+
 /** `pid` and its descendants. */
 function tree(pid: number): number[] {
   const children = readOr(`/proc/${pid}/task/${pid}/children`, '')

@@ -4,6 +4,7 @@ import type { LoadResult } from './load.ts';
 import type { PacedLoadResult } from './paced-load.ts';
 import type { ProcessUsage } from './processes.ts';
 import type { WrkResult } from './wrk.ts';
+import type { CostResult } from './cost.ts';
 
 export interface ChorusTarget extends LoadResult {
   /** RSS and CPU of each Chorus process during the measured run. */
@@ -20,12 +21,14 @@ export interface ChorusTarget extends LoadResult {
   processesAtHalfRate?: ProcessUsage[];
   /** The same target loaded by wrk, when it is installed (the edge alone only). */
   wrk?: WrkResult;
+  /** CPU per stored response under `wrk -t1` (the whole service only; needs wrk). */
+  cost?: CostResult;
 }
 
 export interface BenchReport {
   startedAt: string;
   machine: { cpus: number; node: string; platform: string };
-  settings: { connections: number; durationS: number; warmupS: number; body: string };
+  settings: { connections: number; costConnections: number; durationS: number; warmupS: number; body: string };
   hello: LoadResult;
   /** The hello world loaded by wrk, when it is installed. */
   helloWrk?: WrkResult;
@@ -48,6 +51,14 @@ export interface BenchReport {
   edgeToCeiling: number;
   /** Whole-service rows persisted/s divided by the baseline's requests/s (target: ≥ 3). */
   persistedToBaseline: number;
+  /** The baseline's CPU per stored row under `wrk -t1` (needs wrk). */
+  baselineCost?: CostResult;
+  /** Chorus' CPU per stored response divided by the baseline's (issue 22: ≤ 1.0, aiming at 0.7). */
+  costToBaseline?: number;
+  /** Chorus' stored rows/s divided by the baseline's, in the cost runs (issue 22: ≥ 1.0). */
+  storedToBaseline?: number;
+  /** Edge alone / Kafka ceiling, both loaded by wrk (issue 22: ≥ 0.8). */
+  edgeToCeilingWrk?: number;
 }
 
 export async function writeJson(report: BenchReport, file: URL): Promise<void> {
@@ -91,6 +102,7 @@ export function formatTable(report: BenchReport): string {
     ? `${number(all.rowsPersisted ?? 0, 0)} rows in ${number(all.persistSeconds ?? 0, 1)} s`
     : `INCOMPLETE: ${number(all.rowsPersisted ?? 0, 0)} of ${number(all.ok2xx, 0)} acknowledged rows by the deadline`;
   return [
+    ...costTable(report),
     `Chorus bench, ${report.startedAt}: ${settings.connections} connections, ${settings.durationS} s per target ` +
       `after a ${settings.warmupS} s warm-up, autocannon in a child process, ${report.machine.cpus} CPUs, node ${report.machine.node}`,
     '',
@@ -104,7 +116,10 @@ export function formatTable(report: BenchReport): string {
       (report.ceilingToHelloWrk === undefined
         ? ''
         : `; loaded by wrk: ${number(report.ceilingToHelloWrk, 3)}`),
-    `Chorus edge alone / Kafka ceiling:         ${number(report.edgeToCeiling, 3)}`,
+    `Chorus edge alone / Kafka ceiling:         ${number(report.edgeToCeiling, 3)}` +
+      (report.edgeToCeilingWrk === undefined
+        ? ''
+        : `; loaded by wrk: ${number(report.edgeToCeilingWrk, 3)} (target ≥ 0.8)`),
     `Chorus rows/s persisted end to end:        ${number(all.rowsPerSecond ?? 0, 0)} (${persisted})`,
     `Chorus persisted rows/s / baseline req/s:  ${number(report.persistedToBaseline, 2)} (target ≥ 3)`,
     `Chorus edge alone, p99 at half its rate:   ${milliseconds(edge.atHalfRate?.latencyP99Ms ?? 0)} ms (target ≤ 10)`,
@@ -119,6 +134,40 @@ export function formatTable(report: BenchReport): string {
       ? []
       : ['wrk is not installed here: the hello-world ceiling is not cross-checked with a second load tool.']),
   ].join('\n');
+}
+
+/** CPU per stored response, the baseline and Chorus side by side, broken down by process. */
+function costTable(report: BenchReport): string[] {
+  const baseline = report.baselineCost;
+  const chorus = report.all.cost;
+  if (!baseline || !chorus) return ['Cost per stored response: needs wrk (Debian package `wrk`).', ''];
+  const groups = [...new Set([...Object.keys(chorus.byProcess), ...Object.keys(baseline.byProcess)])].sort(
+    (a, b) => (chorus.byProcess[b] ?? 0) - (chorus.byProcess[a] ?? 0),
+  );
+  const header = ['µs of CPU per stored response', 'baseline', 'Chorus'];
+  const rows = [
+    header,
+    ['rows stored', number(baseline.rows, 0), number(chorus.rows, 0) + (chorus.complete ? '' : ' INCOMPLETE')],
+    ['rows stored per second', number(baseline.rowsPerSecond, 0), number(chorus.rowsPerSecond, 0)],
+    ['machine busy minus wrk', number(baseline.cpuMicrosPerRow, 0), number(chorus.cpuMicrosPerRow, 0)],
+    ...groups.map((g) => [`  ${g}`, number(baseline.byProcess[g] ?? 0, 0), number(chorus.byProcess[g] ?? 0, 0)]),
+    ['wrk (not counted)', number(baseline.loadToolMicrosPerRow, 0), number(chorus.loadToolMicrosPerRow, 0)],
+  ];
+  const widths = header.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) =>
+    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  return [
+    `Cost per stored response: wrk -t1, ${report.settings.costConnections} connections, ${report.settings.durationS} s, ` +
+      'from the start of the load until the last acknowledged response is a row',
+    '',
+    line(rows[0]!),
+    line(widths.map((w) => '-'.repeat(w))),
+    ...rows.slice(1).map(line),
+    '',
+    `Chorus / baseline, CPU per stored response: ${number(report.costToBaseline ?? 0, 2)} (target ≤ 1.0)`,
+    `Chorus / baseline, rows stored per second:  ${number(report.storedToBaseline ?? 0, 2)} (target ≥ 1.0)`,
+    '',
+  ];
 }
 
 function number(value: number, digits: number): string {

@@ -32,7 +32,8 @@ import { startOtlpSink } from './otlp-sink.ts';
 import { runLoad, type LoadOptions, type LoadResult } from './load.ts';
 import { runPacedLoad, type PacedLoadResult } from './paced-load.ts';
 import { runWrk, type WrkResult } from './wrk.ts';
-import { sampleTree, startChorusProcess, type ProcessUsage } from './processes.ts';
+import { measureCost } from './cost.ts';
+import { rolesOf, sampleTree, startChorusProcess, type ProcessUsage } from './processes.ts';
 import { formatTable, writeJson, type BenchReport, type ChorusTarget } from './report.ts';
 import { loadSettings, LogLevel } from './settings.ts';
 import { prepareResponseBench, type ResponseBenchWorld } from './world.ts';
@@ -45,6 +46,8 @@ const RESULTS = new URL('./results/latest.json', import.meta.url);
 const Settings = Type.Object({
   BENCH_DURATION_S: Type.Integer({ default: 10, minimum: 1 }),
   BENCH_CONNECTIONS: Type.Integer({ default: 50, minimum: 1 }),
+  /** Connections of the cost runs (`wrk -t1`), as the issue that set the targets measured them. */
+  BENCH_COST_CONNECTIONS: Type.Integer({ default: 64, minimum: 1 }),
   BENCH_LOG_LEVEL: LogLevel,
   BENCH_TRACING: Type.Boolean({ default: false }),
 });
@@ -94,7 +97,17 @@ async function benchmark(bench: ResponseBenchWorld, load: Load): Promise<void> {
   const ceilingWrk = await runWrk({ ...load, url: ceilingUrl });
   await ceiling.close();
   const baseline = await startBaselineServer(bench.world.databaseUrl);
-  const baselineResult = await warmUpAndMeasure({ ...load, url: `http://127.0.0.1:${baseline.port}/` });
+  const baselineUrl = `http://127.0.0.1:${baseline.port}/`;
+  const baselineResult = await warmUpAndMeasure({ ...load, url: baselineUrl });
+  const baselineCost = await measureCost({
+    url: baselineUrl,
+    body: load.body!,
+    connections: settings.BENCH_COST_CONNECTIONS,
+    durationS: load.durationS,
+    countRows: () => countTable(bench, 'bench_baseline'),
+    ownProcesses: () => new Map([[process.pid, 'baseline server']]),
+    drainTimeoutMs: 10_000,
+  });
   await baseline.close();
 
   // The whole service first: the edge alone leaves its events unconsumed in the topics.
@@ -110,6 +123,7 @@ async function benchmark(bench: ResponseBenchWorld, load: Load): Promise<void> {
     },
     settings: {
       connections: load.connections,
+      costConnections: settings.BENCH_COST_CONNECTIONS,
       durationS: load.durationS,
       warmupS: WARMUP_S,
       body: load.body!,
@@ -128,6 +142,13 @@ async function benchmark(bench: ResponseBenchWorld, load: Load): Promise<void> {
       ceilingWrk && { ceilingToHelloWrk: ceilingWrk.requestsPerSecond / helloWrk.requestsPerSecond }),
     ...(helloWrk && edge.wrk && { edgeToHelloWrk: edge.wrk.requestsPerSecond / helloWrk.requestsPerSecond }),
     persistedToBaseline: (all.rowsPerSecond ?? 0) / baselineResult.requestsPerSecond,
+    ...(baselineCost && { baselineCost }),
+    ...(baselineCost &&
+      all.cost && {
+        costToBaseline: all.cost.cpuMicrosPerRow / baselineCost.cpuMicrosPerRow,
+        storedToBaseline: all.cost.rowsPerSecond / baselineCost.rowsPerSecond,
+      }),
+    ...(ceilingWrk && edge.wrk && { edgeToCeilingWrk: edge.wrk.requestsPerSecond / ceilingWrk.requestsPerSecond }),
   };
   await writeJson(report, RESULTS);
   console.log(formatTable(report));
@@ -184,6 +205,18 @@ async function measureChorus(
         persistComplete: after.complete,
       };
     }
+    const cost =
+      role === 'all'
+        ? await measureCost({
+            url,
+            body: load.body!,
+            connections: settings.BENCH_COST_CONNECTIONS,
+            durationS: load.durationS,
+            countRows,
+            ownProcesses: () => rolesOf(chorus.pid),
+            drainTimeoutMs: deadlineMs,
+          })
+        : undefined;
     let atHalfRate: PacedLoadResult | undefined;
     let processesAtHalfRate: ProcessUsage[] | undefined;
     let wrk: WrkResult | undefined;
@@ -202,6 +235,7 @@ async function measureChorus(
     return {
       ...result,
       ...persisted,
+      ...(cost && { cost }),
       processes,
       ...(atHalfRate && { atHalfRate, processesAtHalfRate }),
       ...(wrk && { wrk }),
@@ -229,4 +263,9 @@ async function waitForRows(count: () => Promise<number>, target: number, deadlin
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+}
+
+async function countTable({ orm }: ResponseBenchWorld, table: string): Promise<number> {
+  const rows = await orm.em.getConnection().execute<{ n: string }[]>(`select count(*) as n from ${table}`);
+  return Number(rows[0]!.n);
 }

@@ -16,6 +16,8 @@ export interface WrkResult {
   non2xx: number;
   /** Connect, read and write errors and timeouts. */
   errors: number;
+  /** wrk's own CPU time (user + system), in clock ticks: the load tool's share of the machine. */
+  cpuTicks: number;
 }
 
 // wrk's Lua hooks: the request, and at the end one JSON line of the figures the bench reads.
@@ -35,31 +37,39 @@ done = function(summary, latency, requests)
 end
 `;
 
-/** Runs wrk with two threads; undefined when wrk is not installed. */
-export async function runWrk({
-  url,
-  body,
-  connections,
-  durationS,
-}: LoadOptions): Promise<WrkResult | undefined> {
+/**
+ * Runs wrk (two threads unless told); undefined when wrk is not installed. It runs under a shell
+ * that prints its own /proc stat once wrk has exited: the children's CPU times there are wrk's.
+ */
+export async function runWrk(
+  { url, body, connections, durationS }: LoadOptions,
+  { threads = 2 } = {},
+): Promise<WrkResult | undefined> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'chorus-wrk-'));
   try {
     const file = path.join(dir, 'bench.lua');
     await writeFile(file, script(body));
-    const args = ['-t2', `-c${connections}`, `-d${durationS}s`, '-s', file, url];
+    const args = [`-t${threads}`, `-c${connections}`, `-d${durationS}s`, '-s', file, url];
+    const shell = 'command -v wrk >/dev/null || exit 127; wrk "$@" || exit $?; cat /proc/$$/stat';
     const output = await new Promise<string | undefined>((resolve, reject) => {
-      const child = spawn('wrk', args, { stdio: ['ignore', 'pipe', 'inherit'] });
+      const child = spawn('sh', ['-c', shell, 'sh', ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
       const chunks: Buffer[] = [];
       child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
-      child.on('error', (err: NodeJS.ErrnoException) =>
-        err.code === 'ENOENT' ? resolve(undefined) : reject(err),
-      );
+      child.on('error', reject);
       child.on('close', (code) =>
-        code === 0 ? resolve(Buffer.concat(chunks).toString()) : reject(new Error(`wrk exited with ${code}`)),
+        code === 0
+          ? resolve(Buffer.concat(chunks).toString())
+          : code === 127
+            ? resolve(undefined)
+            : reject(new Error(`wrk exited with ${code}`)),
       );
     });
     if (output === undefined) return undefined;
-    const line = output.trim().split('\n').at(-1)!;
+    const lines = output.trim().split('\n');
+    const line = lines.findLast((l) => l.startsWith('{'))!;
+    // The shell's stat: fields after the command; cutime and cstime (its waited-for children) are 16, 17.
+    const stat = lines.at(-1)!;
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     const figures = JSON.parse(line) as Record<
       'requests' | 'durationUs' | 'p50Us' | 'p99Us' | 'status' | 'errors',
       number
@@ -71,6 +81,7 @@ export async function runWrk({
       total: figures.requests,
       non2xx: figures.status,
       errors: figures.errors,
+      cpuTicks: Number(fields[13]) + Number(fields[14]),
     };
   } finally {
     await rm(dir, { recursive: true, force: true });

@@ -1,0 +1,152 @@
+// What a stored response costs the machine: the busy CPU time of the whole machine (every core,
+// whoever used it) minus the load tool's, from the start of a load until the last acknowledged
+// response is a row (the drain: a log-first service stores after it answers), divided by the rows
+// stored. Broken down by process: the server's own (Chorus by role, or the baseline, which runs in
+// the bench process), the Kafka broker, PostgreSQL, Redis, and what is left ("other": the kernel's
+// softirq work for loopback traffic, and anything else running).
+//
+// The load is wrk with one thread (`wrk -t1`), a process of its own whose CPU is read and taken
+// off: a load generator in Node would cost more than some of the servers it loads.
+import { readdirSync, readFileSync } from 'node:fs';
+import { runWrk, type WrkResult } from './wrk.ts';
+
+/** Clock ticks per second of /proc's CPU times (USER_HZ: 100 on Linux). */
+const TICKS_PER_SECOND = 100;
+
+export interface CostOptions {
+  url: string;
+  body: string;
+  connections: number;
+  durationS: number;
+  /** Rows of the table the target stores into. */
+  countRows: () => Promise<number>;
+  /** The target's own processes by name (e.g. `edge`, `processor`); others are found by name. */
+  ownProcesses: () => Map<number, string>;
+  /** How long the drain may take after the load ended. */
+  drainTimeoutMs: number;
+}
+
+export interface CostResult {
+  /** The wrk run (requests answered during the load). */
+  load: WrkResult;
+  rows: number;
+  /** From the start of the load until the row count stopped growing (or reached the 2xx count). */
+  seconds: number;
+  rowsPerSecond: number;
+  /** Machine busy CPU minus the load tool, per stored row. */
+  cpuMicrosPerRow: number;
+  /** CPU µs per stored row by process group (`other` is the machine's rest). */
+  byProcess: Record<string, number>;
+  /** The load tool's CPU per row, not included above. */
+  loadToolMicrosPerRow: number;
+  complete: boolean;
+}
+
+/** Loads `url` with wrk and accounts the machine's CPU per stored row; undefined without wrk. */
+export async function measureCost(options: CostOptions): Promise<CostResult | undefined> {
+  const rowsBefore = await options.countRows();
+  const machineBefore = machineBusyTicks();
+  const processesBefore = processTicks(options.ownProcesses());
+  const startedAt = Date.now();
+  const load = await runWrk(
+    { url: options.url, body: options.body, connections: options.connections, durationS: options.durationS },
+    { threads: 1 },
+  );
+  if (!load) return undefined;
+  const wrkTicks = load.cpuTicks;
+  const target = rowsBefore + load.total - load.non2xx - load.errors;
+  const drained = await waitForRows(options.countRows, target, Date.now() + options.drainTimeoutMs);
+  const machineAfter = machineBusyTicks();
+  const processesAfter = processTicks(options.ownProcesses());
+  const rows = drained.rows - rowsBefore;
+  const perRow = (ticks: number) => (rows > 0 ? ((ticks / TICKS_PER_SECOND) * 1e6) / rows : 0);
+
+  const byProcess: Record<string, number> = {};
+  let named = 0;
+  for (const [key, after] of processesAfter) {
+    const before = processesBefore.get(key) ?? 0;
+    const ticks = Math.max(0, after - before);
+    const group = key.slice(0, key.indexOf('\0'));
+    byProcess[group] = (byProcess[group] ?? 0) + perRow(ticks);
+    named += ticks;
+  }
+  const busy = machineAfter - machineBefore - wrkTicks;
+  byProcess.other = perRow(Math.max(0, busy - named));
+  const seconds = (drained.at - startedAt) / 1000;
+  return {
+    load,
+    rows,
+    seconds,
+    rowsPerSecond: rows / seconds,
+    cpuMicrosPerRow: perRow(busy),
+    byProcess,
+    loadToolMicrosPerRow: perRow(wrkTicks),
+    complete: drained.complete,
+  };
+}
+
+/** Busy ticks of all cores (user, nice, system, irq, softirq, steal) from /proc/stat. */
+function machineBusyTicks(): number {
+  const line = readFileSync('/proc/stat', 'utf8').split('\n')[0]!;
+  const [user, nice, system, , , irq, softirq, steal] = line.trim().split(/\s+/).slice(1).map(Number);
+  return user! + nice! + system! + irq! + softirq! + (steal ?? 0);
+}
+
+/**
+ * CPU ticks of the processes that matter, keyed `group\0pid`: the target's own, the Kafka broker,
+ * PostgreSQL and Redis, and the bench itself (which is the baseline server when it is loaded).
+ */
+function processTicks(own: Map<number, string>): Map<string, number> {
+  const groups = new Map<number, string>(own);
+  groups.set(process.pid, groups.get(process.pid) ?? 'bench');
+  for (const name of readdirSync('/proc')) {
+    const pid = Number(name);
+    if (!Number.isInteger(pid) || groups.has(pid)) continue;
+    const group = groupOf(pid);
+    if (group) groups.set(pid, group);
+  }
+  const ticks = new Map<string, number>();
+  for (const [pid, group] of groups) {
+    const t = ticksOf(pid);
+    if (t !== undefined) ticks.set(`${group}\0${pid}`, t);
+  }
+  return ticks;
+}
+
+function groupOf(pid: number): string | undefined {
+  const comm = readOr(`/proc/${pid}/comm`).trim();
+  if (comm === 'postgres') return 'postgresql';
+  if (comm === 'redis-server') return 'redis';
+  if (comm === 'java' && readOr(`/proc/${pid}/cmdline`).includes('kafka.Kafka')) return 'kafka broker';
+  return undefined;
+}
+
+/** utime + stime of a process, in ticks (its own, not its children's). */
+function ticksOf(pid: number): number | undefined {
+  const stat = readOr(`/proc/${pid}/stat`);
+  if (!stat) return undefined;
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+function readOr(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+/** Polls until the count reaches `target`, or stops growing for 3 s, or the deadline passes. */
+async function waitForRows(count: () => Promise<number>, target: number, deadline: number) {
+  let last = -1;
+  let changedAt = Date.now();
+  for (;;) {
+    const rows = await count();
+    const now = Date.now();
+    if (rows !== last) [last, changedAt] = [rows, now];
+    if (rows >= target) return { rows, at: now, complete: true };
+    if (now > deadline || now - changedAt > 3000) return { rows, at: changedAt, complete: false };
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
