@@ -11,6 +11,7 @@ import { spawn } from 'node:child_process';
 import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { LoadResult } from './load.ts';
+import { UNIQUE } from './wrk.ts';
 
 export interface PacedLoadOptions {
   url: string;
@@ -46,10 +47,15 @@ async function generate({
   durationS,
 }: PacedLoadOptions): Promise<PacedLoadResult> {
   const { hostname, port, pathname, search } = new URL(url);
-  const request = Buffer.from(
-    `POST ${pathname}${search} HTTP/1.1\r\nHost: ${hostname}:${port}\r\nContent-Type: application/json\r\n` +
-      `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-  );
+  const requestWith = (text: string) =>
+    Buffer.from(
+      `POST ${pathname}${search} HTTP/1.1\r\nHost: ${hostname}:${port}\r\nContent-Type: application/json\r\n` +
+        `Content-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`,
+    );
+  // A body with UNIQUE gets a number of its own in each request (e.g. distinct user ids).
+  const fixed = body.includes(UNIQUE) ? undefined : requestWith(body);
+  const prefix = Date.now().toString(36);
+  const requestFor = (n: number) => fixed ?? requestWith(body.replaceAll(UNIQUE, `${prefix}-${n}`));
   const intervalMs = (1000 * connections) / rate;
   const latencies: number[] = [];
   let sent = 0;
@@ -89,8 +95,7 @@ async function generate({
       const from = Math.min(due, performance.now());
       const status = await new Promise<number>((resolve) => {
         answered = resolve;
-        socket.write(request);
-        sent++;
+        socket.write(requestFor(sent++));
       });
       latencies.push(performance.now() - from);
       if (status >= 200 && status < 300) ok2xx++;

@@ -13,6 +13,7 @@ import { createLogger } from '../src/logger.ts';
 import { freePort } from '../test/helpers/local-kafka.ts';
 import { runLoad } from './load.ts';
 import { runPacedLoad } from './paced-load.ts';
+import { runWrk } from './wrk.ts';
 import { startChorusProcess } from './processes.ts';
 import { loadSettings, LogLevel } from './settings.ts';
 import { prepareResponseBench } from './world.ts';
@@ -25,6 +26,8 @@ const Settings = Type.Object({
   BENCH_DURATION_S: Type.Integer({ default: 15, minimum: 1 }),
   BENCH_CONNECTIONS: Type.Integer({ default: 50, minimum: 1 }),
   BENCH_LOG_LEVEL: LogLevel,
+  /** What is sent: response creates, or identifies of a new user each time (loaded by wrk). */
+  BENCH_REQUEST: Type.Union([Type.Literal('responses'), Type.Literal('identify')], { default: 'responses' }),
   /** Requests/s from the paced (open-loop) generator instead of autocannon's as-fast-as-answered. */
   BENCH_RATE: Type.Optional(Type.Number({ minimum: 1 })),
 });
@@ -42,16 +45,19 @@ try {
   ]);
   try {
     await chorus.ready(120_000);
+    const identify = settings.BENCH_REQUEST === 'identify';
     const load = {
-      url: `http://127.0.0.1:${port}${bench.path}`,
-      body: bench.body,
+      url: `http://127.0.0.1:${port}${identify ? bench.identify.path : bench.path}`,
+      body: identify ? bench.identify.body : bench.body,
       connections: settings.BENCH_CONNECTIONS,
     };
-    await runLoad({ ...load, durationS: 2 });
+    const durationS = settings.BENCH_DURATION_S;
     const result =
-      settings.BENCH_RATE === undefined
-        ? await runLoad({ ...load, durationS: settings.BENCH_DURATION_S })
-        : await runPacedLoad({ ...load, durationS: settings.BENCH_DURATION_S, rate: settings.BENCH_RATE });
+      settings.BENCH_RATE !== undefined
+        ? await runPacedLoad({ ...load, durationS, rate: settings.BENCH_RATE })
+        : identify
+          ? await runWrk({ ...load, durationS }).then((r) => r!)
+          : await runLoad({ ...load, durationS: 2 }).then(() => runLoad({ ...load, durationS }));
     console.log(
       `${settings.BENCH_ROLE}: ${Math.round(result.requestsPerSecond)} req/s, p99 ${result.latencyP99Ms} ms, ` +
         `${result.non2xx} non-2xx, ${result.errors} errors`,

@@ -21,6 +21,8 @@ export interface ChorusTarget extends LoadResult {
   processesAtHalfRate?: ProcessUsage[];
   /** The same target loaded by wrk, when it is installed (the edge alone only). */
   wrk?: WrkResult;
+  /** Identifies of new users, by wrk and then paced at half that rate (the edge alone; needs wrk). */
+  identify?: { full: WrkResult; atHalfRate: PacedLoadResult };
   /** CPU per stored response under `wrk -t1` (the whole service only; needs wrk). */
   cost?: CostResult;
 }
@@ -28,7 +30,13 @@ export interface ChorusTarget extends LoadResult {
 export interface BenchReport {
   startedAt: string;
   machine: { cpus: number; node: string; platform: string };
-  settings: { connections: number; costConnections: number; durationS: number; warmupS: number; body: string };
+  settings: {
+    connections: number;
+    costConnections: number;
+    durationS: number;
+    warmupS: number;
+    body: string;
+  };
   hello: LoadResult;
   /** The hello world loaded by wrk, when it is installed. */
   helloWrk?: WrkResult;
@@ -57,6 +65,8 @@ export interface BenchReport {
   costToBaseline?: number;
   /** Chorus' stored rows/s divided by the baseline's, in the cost runs (issue 22: ≥ 1.0). */
   storedToBaseline?: number;
+  /** Identifies/s of new users divided by response creates/s, both on the edge alone by wrk (≥ 0.5). */
+  identifyToCreate?: number;
   /** Edge alone / Kafka ceiling, both loaded by wrk (issue 22: ≥ 0.8). */
   edgeToCeilingWrk?: number;
 }
@@ -90,6 +100,12 @@ export function formatTable(report: BenchReport): string {
     ...(report.helloWrk ? [row('hello world (uWS), wrk', report.helloWrk)] : []),
     ...(report.ceilingWrk ? [row('Kafka ceiling, wrk', report.ceilingWrk)] : []),
     ...(edge.wrk ? [row('Chorus edge alone, wrk', edge.wrk)] : []),
+    ...(edge.identify
+      ? [
+          row('Chorus edge alone, identify new users, wrk', edge.identify.full),
+          row('  identify, half rate (paced)', edge.identify.atHalfRate),
+        ]
+      : []),
   ];
   const widths = header.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   const line = (cells: string[]) =>
@@ -120,6 +136,12 @@ export function formatTable(report: BenchReport): string {
       (report.edgeToCeilingWrk === undefined
         ? ''
         : `; loaded by wrk: ${number(report.edgeToCeilingWrk, 3)} (target ≥ 0.8)`),
+    ...(report.identifyToCreate === undefined
+      ? []
+      : [
+          `Identifies / response creates (edge, wrk): ${number(report.identifyToCreate, 2)} (target ≥ 0.5); ` +
+            `identify p99 at half its rate: ${milliseconds(edge.identify!.atHalfRate.latencyP99Ms)} ms (target ≤ 50)`,
+        ]),
     `Chorus rows/s persisted end to end:        ${number(all.rowsPerSecond ?? 0, 0)} (${persisted})`,
     `Chorus persisted rows/s / baseline req/s:  ${number(report.persistedToBaseline, 2)} (target ≥ 3)`,
     `Chorus edge alone, p99 at half its rate:   ${milliseconds(edge.atHalfRate?.latencyP99Ms ?? 0)} ms (target ≤ 10)`,
@@ -147,10 +169,18 @@ function costTable(report: BenchReport): string[] {
   const header = ['µs of CPU per stored response', 'baseline', 'Chorus'];
   const rows = [
     header,
-    ['rows stored', number(baseline.rows, 0), number(chorus.rows, 0) + (chorus.complete ? '' : ' INCOMPLETE')],
+    [
+      'rows stored',
+      number(baseline.rows, 0),
+      number(chorus.rows, 0) + (chorus.complete ? '' : ' INCOMPLETE'),
+    ],
     ['rows stored per second', number(baseline.rowsPerSecond, 0), number(chorus.rowsPerSecond, 0)],
     ['machine busy minus wrk', number(baseline.cpuMicrosPerRow, 0), number(chorus.cpuMicrosPerRow, 0)],
-    ...groups.map((g) => [`  ${g}`, number(baseline.byProcess[g] ?? 0, 0), number(chorus.byProcess[g] ?? 0, 0)]),
+    ...groups.map((g) => [
+      `  ${g}`,
+      number(baseline.byProcess[g] ?? 0, 0),
+      number(chorus.byProcess[g] ?? 0, 0),
+    ]),
     ['wrk (not counted)', number(baseline.loadToolMicrosPerRow, 0), number(chorus.loadToolMicrosPerRow, 0)],
   ];
   const widths = header.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));

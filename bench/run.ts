@@ -148,7 +148,12 @@ async function benchmark(bench: ResponseBenchWorld, load: Load): Promise<void> {
         costToBaseline: all.cost.cpuMicrosPerRow / baselineCost.cpuMicrosPerRow,
         storedToBaseline: all.cost.rowsPerSecond / baselineCost.rowsPerSecond,
       }),
-    ...(ceilingWrk && edge.wrk && { edgeToCeilingWrk: edge.wrk.requestsPerSecond / ceilingWrk.requestsPerSecond }),
+    ...(edge.wrk &&
+      edge.identify && {
+        identifyToCreate: edge.identify.full.requestsPerSecond / edge.wrk.requestsPerSecond,
+      }),
+    ...(ceilingWrk &&
+      edge.wrk && { edgeToCeilingWrk: edge.wrk.requestsPerSecond / ceilingWrk.requestsPerSecond }),
   };
   await writeJson(report, RESULTS);
   console.log(formatTable(report));
@@ -167,10 +172,11 @@ async function warmUpAndMeasure(options: LoadOptions): Promise<LoadResult> {
  */
 async function measureChorus(
   role: 'all' | 'edge',
-  { world, path, countRows }: ResponseBenchWorld,
+  bench: ResponseBenchWorld,
   load: Load,
   { fixedRate }: { fixedRate: boolean },
 ): Promise<ChorusTarget> {
+  const { world, path, countRows } = bench;
   const port = await freePort();
   const chorus = startChorusProcess(role, world.env, port);
   try {
@@ -220,6 +226,7 @@ async function measureChorus(
     let atHalfRate: PacedLoadResult | undefined;
     let processesAtHalfRate: ProcessUsage[] | undefined;
     let wrk: WrkResult | undefined;
+    let identify: ChorusTarget['identify'];
     if (fixedRate) {
       wrk = await runWrk({ ...load, url });
       const halfRate = sampleTree(chorus.pid);
@@ -231,6 +238,11 @@ async function measureChorus(
         rate: result.requestsPerSecond / 2,
       });
       processesAtHalfRate = halfRate.stop();
+      identify = await measureIdentify(
+        `http://127.0.0.1:${port}${bench.identify.path}`,
+        bench.identify.body,
+        load,
+      );
     }
     return {
       ...result,
@@ -239,6 +251,7 @@ async function measureChorus(
       processes,
       ...(atHalfRate && { atHalfRate, processesAtHalfRate }),
       ...(wrk && { wrk }),
+      ...(identify && { identify }),
     };
   } finally {
     await chorus.stop();
@@ -263,6 +276,23 @@ async function waitForRows(count: () => Promise<number>, target: number, deadlin
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+}
+
+/**
+ * Identifies of a new user each time (`POST /api/v2/client/{env}/user`, as js-core sends them), by
+ * wrk as fast as answered, then paced at half that rate for the latency.
+ */
+async function measureIdentify(url: string, body: string, load: Load): Promise<ChorusTarget['identify']> {
+  const full = await runWrk({ ...load, url, body });
+  if (!full) return undefined;
+  const atHalfRate = await runPacedLoad({
+    url,
+    body,
+    connections: load.connections,
+    durationS: load.durationS,
+    rate: full.requestsPerSecond / 2,
+  });
+  return { full, atHalfRate };
 }
 
 async function countTable({ orm }: ResponseBenchWorld, table: string): Promise<number> {

@@ -8,6 +8,7 @@ import { createEnvironment } from '../src/store/environments.ts';
 import { migrate, openStore, type Orm } from '../src/store/orm.ts';
 import { createSurvey } from '../src/store/surveys.ts';
 import { createTestWorld, type TestWorld } from '../test/helpers/env.ts';
+import { UNIQUE } from './wrk.ts';
 
 export interface ResponseBenchWorld {
   world: TestWorld;
@@ -16,6 +17,8 @@ export interface ResponseBenchWorld {
   path: string;
   /** A realistic finished response to the bench's survey, which the edge validates in full. */
   body: string;
+  /** The path and body of an identify, as js-core sends it, of a new user each time (wrk.ts UNIQUE). */
+  identify: { path: string; body: string };
   /** Rows in the world's `responses` table (an arrow: callers pass it on unbound). */
   countRows: () => Promise<number>;
   /** Drops the world and stops the local services; logs errors instead of throwing. */
@@ -64,6 +67,13 @@ export async function prepareResponseBench(logger: Logger): Promise<ResponseBenc
         ttc: { q1: 3.2, q2: 1.1 },
         meta: { source: 'app' },
       }),
+      identify: {
+        path: `/api/v2/client/${environmentId}/user`,
+        body: JSON.stringify({
+          userId: `bench-${UNIQUE}`,
+          attributes: { plan: 'free', email: `u${UNIQUE}@example.com` },
+        }),
+      },
       countRows: async () =>
         Number(
           (await orm.em.getConnection().execute<{ n: string }[]>('select count(*) as n from responses'))[0]!

@@ -20,6 +20,9 @@ export interface WrkResult {
   cpuTicks: number;
 }
 
+/** In a body, replaced by a number unique to each request of the run (e.g. distinct user ids). */
+export const UNIQUE = '{{n}}';
+
 // wrk's Lua hooks: the request, and at the end one JSON line of the figures the bench reads.
 const script = (body: string | undefined) => `
 ${
@@ -28,6 +31,19 @@ ${
     : `wrk.method = "POST"
 wrk.body = ${JSON.stringify(body)}
 wrk.headers["Content-Type"] = "application/json"`
+}
+${
+  body?.includes(UNIQUE)
+    ? `local threads = 0
+setup = function(thread) threads = threads + 1; thread:set("tid", threads) end
+local n = 0
+local prefix = string.format("%x", os.time())
+request = function()
+  n = n + 1
+  local unique = prefix .. "-" .. tid .. "-" .. n
+  return wrk.format(nil, nil, nil, (string.gsub(wrk.body, "{{n}}", unique)))
+end`
+    : ''
 }
 done = function(summary, latency, requests)
   local e = summary.errors

@@ -7,8 +7,8 @@ import type { Logger } from '../logger.ts';
 import type { Outputs } from '../kafka/outputs.ts';
 import type { Orm } from '../store/orm.ts';
 import { connected, type Redis } from '../redis.ts';
-import { findContact } from '../store/contacts.ts';
-import { findContactActivity } from '../store/contact-activity.ts';
+import { contactReader } from '../store/contacts.ts';
+import { contactActivityReader } from '../store/contact-activity.ts';
 import { findDisplayStatus } from '../store/displays.ts';
 import { findApiKeyGrant, findEnvironment } from '../store/environments.ts';
 import { findResponseStatus, singleUseIdTaken } from '../store/responses.ts';
@@ -125,7 +125,7 @@ export async function startEdge(deps: EdgeDeps): Promise<RunningEdge> {
       kind: 'display',
       local: cache((id) => findDisplayStatus(em, id), 60_000),
     }),
-    contacts: cache((id) => findContact(em, id), 10_000),
+    contacts: cache(contactReader(em), 10_000),
     singleUseIds: singleUseIds({
       redis: deps.redis,
       keyPrefix: deps.http.redisKeyPrefix,
@@ -164,9 +164,7 @@ export async function startEdge(deps: EdgeDeps): Promise<RunningEdge> {
       readiness: deps.readiness,
       client,
       idempotency: idempotencyKeys,
-      activityOf: fromStore((environmentId: string, contactId: string) =>
-        findContactActivity(em, environmentId, contactId),
-      ),
+      activityOf: fromStore(contactActivityReader(em)),
       uploads: deps.storage && { target: deps.storage },
       environmentStates,
       management,
