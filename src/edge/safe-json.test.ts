@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ChorusError } from '../errors.ts';
-import { MAX_JSON_DEPTH, unstorableProblems } from '../store/storable.ts';
+import { MAX_JSON_DEPTH, mayBeUnstorable, unstorableProblems } from '../store/storable.ts';
 import { requireStorableRequest } from './safe-json.ts';
 
 const TEXT = 'must not contain a NUL character or an unpaired surrogate';
@@ -62,4 +62,29 @@ test('a number JSON.parse turned into Infinity (1e400) is refused: it would be s
     'data.hidden': 'must be a finite number (at most about 1.8e308)',
     'ttc.q': 'must be a finite number (at most about 1.8e308)',
   });
+});
+
+test('every JSON text whose value is unstorable is one the text check sends to the walk; plain bodies are not', () => {
+  const unstorable = [
+    '{"a":"x\\u0000y"}',
+    '{"a\\u0000":1}',
+    '{"a":"\\ud800"}',
+    '{"a":"\\uDFFF x"}',
+    '{"a":1e400}',
+    '{"a":-1E+999}',
+    `{"a":${'9'.repeat(400)}}`,
+    `${'['.repeat(MAX_JSON_DEPTH + 1)}${']'.repeat(MAX_JSON_DEPTH + 1)}`,
+    `{"a":${'{"b":'.repeat(MAX_JSON_DEPTH)}1${'}'.repeat(MAX_JSON_DEPTH)}}`,
+  ];
+  for (const text of unstorable) {
+    assert.notDeepEqual(unstorableProblems(JSON.parse(text)), {}, text.slice(0, 40));
+    assert.equal(mayBeUnstorable(text), true, text.slice(0, 40));
+  }
+  const storable = [
+    '{"surveyId":"srv_1","finished":true,"data":{"q1":"Great 😀 product","q2":4},"ttc":{"q1":3.2},"meta":{"source":"app"}}',
+    '{"data":{"n":1.5e10,"list":[1,2,[3]]}}',
+  ];
+  for (const text of storable) assert.equal(mayBeUnstorable(text), false, text);
+  // Conservative, never wrong: a pair of escapes is storable but still walked.
+  assert.equal(mayBeUnstorable('{"a":"\\ud83d\\ude00"}'), true);
 });

@@ -5,19 +5,21 @@ import type { Validator } from 'typebox/compile';
 import { ChorusError, invalidInput } from '../errors.ts';
 import { isId } from '../ids.ts';
 import { requireStorableJson } from './safe-json.ts';
+import { mayBeUnstorable } from '../store/storable.ts';
 
 /**
  * The one place a request body becomes a value: JSON, then refused (400) when it holds what
  * PostgreSQL would refuse or nests too deeply (see safe-json.ts), before any schema walks it.
  */
 export function parseJsonBody(body: Buffer): unknown {
+  const text = body.toString('utf8');
   let value: unknown;
   try {
-    value = JSON.parse(body.toString('utf8'));
+    value = JSON.parse(text);
   } catch {
     throw new ChorusError('invalid_json', 'Invalid JSON in request body');
   }
-  requireStorableJson(value);
+  if (mayBeUnstorable(text)) requireStorableJson(value);
   return value;
 }
 

@@ -3,7 +3,7 @@
 // replays, analysts' mistakes): an event holding such a value is dead-lettered here, before it can
 // fail a transaction or overflow a stack, instead of being retried forever in front of others.
 import type { ConsumedMessage } from '../kafka/consumer.ts';
-import { unstorableProblems } from '../store/storable.ts';
+import { mayBeUnstorable, unstorableProblems } from '../store/storable.ts';
 
 /** A compiled typebox validator (only the two methods used here). */
 export interface Compiled<C> {
@@ -15,13 +15,14 @@ export type Parsed<C> = { ok: true; command: C } | { ok: false; reason: string; 
 
 export function parseEvent<C>(schema: Compiled<C>, keyOf: (command: C) => string) {
   return (message: ConsumedMessage): Parsed<C> => {
+    const text = message.value?.toString('utf8') ?? '';
     let value: unknown;
     try {
-      value = JSON.parse(message.value?.toString('utf8') ?? '');
+      value = JSON.parse(text);
     } catch {
       return { ok: false, reason: 'unparseable_json' };
     }
-    const unstorable = unstorableProblems(value, 'event');
+    const unstorable = mayBeUnstorable(text) ? unstorableProblems(value, 'event') : {};
     if (Object.keys(unstorable).length > 0)
       return { ok: false, reason: 'unstorable_event', detail: unstorable };
     if (!schema.Check(value)) {

@@ -30,6 +30,30 @@ const TOO_DEEP = `must not be nested deeper than ${MAX_JSON_DEPTH} levels`;
 /** At most this many problems are named in one answer. */
 const MAX_PROBLEMS = 10;
 
+/**
+ * What in a JSON text may parse into something unstorable: a NUL, an escape of a NUL or of a
+ * surrogate, a number with an exponent of three digits or more, or 309 digits in a row (both may
+ * overflow to Infinity). Raw surrogates cannot be in text decoded from UTF-8.
+ */
+const MAYBE_UNSTORABLE = /\0|\\u(?:0000|[dD][89a-fA-F])|[eE][+-]?\d{3}|\d{309}/;
+
+/**
+ * Whether the value a JSON text parses into may hold something unstorable, judged from the text: a
+ * text without any of MAYBE_UNSTORABLE and with at most MAX_JSON_DEPTH brackets cannot, and its
+ * value need not be walked (unstorableProblems). Nearly every body and event is such a text; a
+ * `true` is only a reason to walk.
+ */
+export function mayBeUnstorable(json: string): boolean {
+  if (MAYBE_UNSTORABLE.test(json)) return true;
+  let brackets = 0;
+  for (const open of ['{', '[']) {
+    for (let at = json.indexOf(open); at !== -1; at = json.indexOf(open, at + 1)) {
+      if (++brackets > MAX_JSON_DEPTH) return true;
+    }
+  }
+  return false;
+}
+
 export function isStorableText(text: string): boolean {
   return text.isWellFormed() && !text.includes('\u0000');
 }
