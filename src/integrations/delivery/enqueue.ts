@@ -11,14 +11,10 @@ import { Envelope } from '../../events/envelope.ts';
 import type { Processor } from '../../pipeline/batch-handler.ts';
 import type { EntityManager } from '../../store/orm.ts';
 import { withoutDeletedContacts } from '../../store/contacts.ts';
-import { insertDeliveries, linksOfSurveys, type SurveyLink } from '../../store/integrations.ts';
-import {
-  fires,
-  insertWebhookDeliveries,
-  webhooksOfEnvironments,
-  type FiredWebhook,
-} from '../../store/webhooks.ts';
-import { triggerOf } from '../webhook/payload.ts';
+import { insertDeliveries } from '../../store/integrations.ts';
+import { insertWebhookDeliveries } from '../../store/webhooks.ts';
+import { deliveryTargets, fires, triggerOf, type DeliveryTargets } from '../../store/delivery-targets.ts';
+import type { ResponseFact } from '../../events/response-events.ts';
 
 /**
  * What this consumer reads of a response fact: every type, and finishes announced before facts had
@@ -34,28 +30,27 @@ const AnnouncedResponse = Type.Object({
 type AnnouncedResponse = Static<typeof AnnouncedResponse>;
 const AnnouncedResponseCheck = Compile(AnnouncedResponse);
 
-/** Where the facts of a batch go: the links of their surveys, the webhooks of their environments. */
-interface Targets {
-  links: SurveyLink[];
-  webhooks: FiredWebhook[];
-}
+type Targets = DeliveryTargets;
 
 const unique = (values: string[]) => [...new Set(values)];
 const isFinish = (event: AnnouncedResponse) => event.type === 'response.finished';
 
-// One after the other: both run on the batch's transaction, one connection.
-async function targetsOf(tx: EntityManager, events: AnnouncedResponse[]): Promise<Targets> {
-  const links = await linksOfSurveys(tx, unique(events.filter(isFinish).map((e) => e.surveyId)));
-  const webhooks = await webhooksOfEnvironments(tx, unique(events.map((e) => e.environmentId)));
-  return { links, webhooks };
+function targetsOf(tx: EntityManager, events: AnnouncedResponse[]): Promise<Targets> {
+  return deliveryTargets(tx, {
+    linkedSurveys: unique(events.filter(isFinish).map((e) => e.surveyId)),
+    environments: unique(events.map((e) => e.environmentId)),
+  });
 }
+
+const FACT_TYPES: readonly string[] = ['response.created', 'response.updated', 'response.finished'];
+const isResponseFact = (type: string): type is ResponseFact['type'] => FACT_TYPES.includes(type);
 
 const linksFor = (event: AnnouncedResponse, targets: Targets) =>
   isFinish(event) ? targets.links.filter((l) => l.surveyId === event.surveyId) : [];
 
 function webhooksFor(event: AnnouncedResponse, targets: Targets) {
+  if (!isResponseFact(event.type)) return [];
   const trigger = triggerOf(event.type);
-  if (!trigger) return [];
   const fact = { environmentId: event.environmentId, surveyId: event.surveyId, trigger };
   return targets.webhooks.filter((w) => fires(w, fact)).map((w) => ({ webhookId: w.id, trigger }));
 }
