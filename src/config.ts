@@ -166,7 +166,8 @@ export const VARIABLES = {
     schema: Type.String({ default: 'chorus', minLength: 1 }),
     meaning:
       "Prefix of consumer group ids. The processors' groups are `<prefix>.responses`, " +
-      "`<prefix>.displays` and `<prefix>.contacts`; the integrations role's group is `<prefix>.integrations`.",
+      '`<prefix>.displays` and `<prefix>.contacts` (earlier versions also had `<prefix>.integrations`: ' +
+      'see [Upgrading](operations.md#upgrading)).',
   },
   KAFKA_PARTITIONS: {
     schema: Type.Integer({ default: 12, minimum: 1, maximum: MAX_PARTITIONS }),
@@ -193,8 +194,7 @@ export const VARIABLES = {
   },
   PROCESSOR_CONCURRENCY: {
     schema: Type.Integer({ default: 4, minimum: 1, maximum: 64 }),
-    meaning:
-      'Number of partitions a processor, or the integrations consumer, works on at the same time (1–64).',
+    meaning: 'Number of partitions a processor works on at the same time (1–64).',
   },
   PROCESSOR_PARKED_TTL_SECONDS: {
     schema: Type.Integer({ default: 3600, minimum: 1 }),

@@ -2,7 +2,8 @@
 // response id: the merged state of a response after every change applied to it, in order. A create
 // is `response.created`, each later update `response.updated`, and the change that finishes it is
 // also announced as `response.finished` (a response created finished gets both `created` and
-// `finished`), as Formbricks' webhooks see them. Read by the integrations and by analysts.
+// `finished`), as Formbricks' webhooks see them. Read by analysts (the deliveries of each change are
+// recorded by the response processor itself, not from this topic).
 import Type, { type Static } from 'typebox';
 import { Compile } from 'typebox/compile';
 import { FactEnvelope, OrNull } from './facts.ts';

@@ -40,8 +40,8 @@ export const KEYED_TOPICS = TOPIC_NAMES.filter(
   (name): name is Exclude<TopicName, 'dead-letter'> => name !== 'dead-letter',
 );
 
-/** The consumer groups of Chorus, each reading one topic (the processors' three, the integrations'). */
-export const GROUP_NAMES = ['responses', 'displays', 'contacts', 'integrations'] as const;
+/** The consumer groups of Chorus: the processors', each reading one command topic. */
+export const GROUP_NAMES = ['responses', 'displays', 'contacts'] as const;
 export type GroupName = (typeof GROUP_NAMES)[number];
 export interface ConsumerGroup {
   groupId: string;
@@ -49,13 +49,8 @@ export interface ConsumerGroup {
 }
 
 export function consumerGroupsFor(groupPrefix: string, topics: Topics): Record<GroupName, ConsumerGroup> {
-  const group = (name: GroupName, topic: string) => ({ groupId: `${groupPrefix}.${name}`, topic });
-  return {
-    responses: group('responses', topics.responses),
-    displays: group('displays', topics.displays),
-    contacts: group('contacts', topics.contacts),
-    integrations: group('integrations', topics['response-events']),
-  };
+  const group = (name: GroupName) => ({ groupId: `${groupPrefix}.${name}`, topic: topics[name] });
+  return { responses: group('responses'), displays: group('displays'), contacts: group('contacts') };
 }
 
 /**

@@ -10,7 +10,6 @@ import type { DisplayCreated } from '../events/displays.ts';
 import type { ResponseCreated, ResponseUpdated } from '../events/responses.ts';
 import type { ResponseFact } from '../events/response-events.ts';
 import { contactIdFor, newId } from '../ids.ts';
-import { deliveryEnqueuer } from '../integrations/delivery/enqueue.ts';
 import { deleteContact, findContact, type ContactRecord } from '../store/contacts.ts';
 import { Contact, Delivery, Display, Response } from '../store/entities.ts';
 import { createEnvironment } from '../store/environments.ts';
@@ -196,7 +195,54 @@ describe('deleting a contact while a consumer applies an event for it', () => {
     assert.equal(await em().count(Display, { contactId: contact.id }), 0, 'no display points to it');
   });
 
-  test('a finished response queued for delivery while its contact is deleted leaves no delivery behind', async () => {
+  test('a finished response whose deliveries are being enqueued while its contact is deleted leaves no delivery behind', async () => {
+    await linkTheSurvey();
+    const contact = await storedContact('dan');
+    const responseId = newId('rsp');
+    // Stopped in the response processor's transaction, holding the contact's lock, just before it
+    // records the response's delivery: the deletion waits, then takes the response and the delivery.
+    const { deletionWaitedForTheConsumer } = await deleteWhileApplying(
+      contact,
+      /insert into deliveries/,
+      (em) =>
+        unitOfWork(
+          responseProcessor,
+          em,
+          [responseCreated(responseId, contact, aMomentAgo(), { finished: true })],
+          ignoreEffects,
+        ),
+    );
+    assert.ok(deletionWaitedForTheConsumer, 'the deletion waited for the response being applied');
+    assert.equal(await em().count(Response, { id: responseId }), 0, 'the response went with its contact');
+    assert.equal(await em().count(Delivery, { responseId }), 0, 'no delivery of it is left');
+  });
+
+  test('a finished response sent before its contact was deleted and applied after it makes no delivery', async () => {
+    await linkTheSurvey();
+    const contact = await storedContact('fay');
+    const responseId = newId('rsp');
+    const sent = aMomentAgo();
+    await deleteContact(world.orm.em, contact);
+    const facts: ResponseFact[] = [];
+    await unitOfWork(
+      responseProcessor,
+      world.orm.em,
+      [responseCreated(responseId, contact, sent, { finished: true })],
+      {
+        ...ignoreEffects,
+        publish: async (events) => void facts.push(...events),
+      },
+    );
+    assert.deepEqual(facts, [], 'the void response is not announced');
+    assert.equal(await em().count(Response, { id: responseId }), 0);
+    assert.equal(await em().count(Delivery, { responseId }), 0);
+  });
+
+  /** Links the test survey to a Slack channel (once): each finished response makes a delivery. */
+  let linked = false;
+  async function linkTheSurvey() {
+    if (linked) return;
+    linked = true;
     const integration = await saveIntegration(em(), {
       environmentId,
       provider: 'slack',
@@ -204,27 +250,7 @@ describe('deleting a contact while a consumer applies an event for it', () => {
       account: {},
     });
     await createLink(em(), { integrationId: integration.id, surveyId, targetId: 'C1', mapping: [] });
-    const contact = await storedContact('dan');
-    const responseId = newId('rsp');
-    const facts: ResponseFact[] = [];
-    await unitOfWork(
-      responseProcessor,
-      world.orm.em,
-      [responseCreated(responseId, contact, aMomentAgo(), { finished: true })],
-      {
-        ...ignoreEffects,
-        publish: async (events) => void facts.push(...events),
-      },
-    );
-    const finished = facts.filter((fact) => fact.type === 'response.finished');
-    assert.equal(finished.length, 1, 'the response processor announced the finished response');
-
-    await deleteWhileApplying(contact, /insert into deliveries/, (em) =>
-      unitOfWork(deliveryEnqueuer, em, finished, ignoreEffects),
-    );
-    assert.equal(await em().count(Response, { id: responseId }), 0, 'the response went with its contact');
-    assert.equal(await em().count(Delivery, { responseId }), 0, 'no delivery of it is left');
-  });
+  }
 
   function identify(
     contactId: string,

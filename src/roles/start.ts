@@ -168,18 +168,8 @@ export async function startChorus({
     if (role === 'all' || role === 'integrations') {
       const { startIntegrations } = await import('./integrations.ts');
       const { startUsageTelemetry } = await import('../integrations/telemetry/usage.ts');
-      const integrations = await startIntegrations({
-        config,
-        kafka,
-        orm,
-        outputs,
-        topics,
-        destinations,
-        metrics,
-        logger,
-      });
-      stops.push(() => integrations.stop());
-      consumers.push(integrations.consumer);
+      const deliverer = startIntegrations({ config, orm, outputs, destinations, metrics, logger });
+      stops.push(() => deliverer.stop());
       const telemetry = startUsageTelemetry({ em: orm.em, redis, config, version: VERSION, logger });
       stops.push(() => telemetry.stop());
     }
@@ -189,7 +179,7 @@ export async function startChorus({
       const processors = await startProcessors({ config, kafka, orm, outputs, topics, metrics, logger });
       stops.push(() => processors.stop());
       consumers.push(...processors.consumers);
-      // Lag of every group (the integrations' too): one role measures it, the one that scales by it.
+      // Lag of every group: one role measures it, the one that scales by it.
       if (metrics) {
         const lag = watchConsumerLag(kafka, {
           groups: Object.values(consumerGroupsFor(config.kafka.groupPrefix, topics)),

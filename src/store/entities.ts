@@ -334,9 +334,9 @@ export const Delivery = defineEntity({
     lastError: p.text().nullable(),
     /** The provider's id of what was created (Slack message ts, Notion page id). */
     externalId: p.string().nullable(),
-    /** The finished response as it was delivered (from the response-events topic). */
+    /** The response after the change, as its response-events fact carries it: what is delivered. */
     response: p.json<Record<string, unknown>>(),
-    /** W3C trace context headers of the finished response, continued by the provider call. */
+    /** W3C trace context of the command that made the change, continued by the provider call. */
     traceContext: p.json<Record<string, string>>().nullable(),
     ...timestamps,
   },

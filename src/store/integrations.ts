@@ -197,17 +197,6 @@ export interface SurveyLink {
   integrationId: string;
 }
 
-/** The links of the surveys `surveyIds` (most surveys have none). */
-export async function linksOfSurveys(tx: EntityManager, surveyIds: readonly string[]): Promise<SurveyLink[]> {
-  if (surveyIds.length === 0) return [];
-  const rows = await tx.execute<{ id: string; survey_id: string; integration_id: string }[]>(
-    `select l.id, l.survey_id, l.integration_id from integration_links l
-     where l.survey_id in (${surveyIds.map(() => '?').join(', ')})`,
-    [...surveyIds],
-  );
-  return rows.map((r) => ({ id: r.id, surveyId: r.survey_id, integrationId: r.integration_id }));
-}
-
 /** One delivery per response and link, ever: a redelivered announcement adds none. */
 export async function insertDeliveries(
   tx: EntityManager,

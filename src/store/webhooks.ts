@@ -1,4 +1,5 @@
-// Webhooks as the store keeps them, and which of them a response fact fires.
+// Webhooks as the store keeps them, and their deliveries (which of them a response fact fires is in
+// delivery-targets.ts).
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { newId } from '../ids.ts';
 import { Environment, Webhook, type WebhookTrigger } from './entities.ts';
@@ -60,47 +61,6 @@ export async function surveysOfEnvironment(
       [environmentId, ...surveyIds],
     );
   return new Set(rows.map((r) => r.id));
-}
-
-export interface FiredWebhook {
-  id: string;
-  environmentId: string;
-  triggers: WebhookTrigger[];
-  /** Empty: every survey of the environment. */
-  surveyIds: string[];
-}
-
-/** The webhooks of these environments (most have none); `fires` says which a fact fires. */
-export async function webhooksOfEnvironments(
-  tx: EntityManager,
-  environmentIds: readonly string[],
-): Promise<FiredWebhook[]> {
-  if (environmentIds.length === 0) return [];
-  const rows = await tx.execute<
-    { id: string; environment_id: string; triggers: WebhookTrigger[]; survey_ids: string[] }[]
-  >(
-    `select id, environment_id, triggers, survey_ids from webhooks
-     where environment_id in (${environmentIds.map(() => '?').join(', ')})`,
-    [...environmentIds],
-  );
-  return rows.map((r) => ({
-    id: r.id,
-    environmentId: r.environment_id,
-    triggers: r.triggers,
-    surveyIds: r.survey_ids,
-  }));
-}
-
-/** Whether a change of a response of `surveyId` in `environmentId` by `trigger` goes to `webhook`. */
-export function fires(
-  webhook: FiredWebhook,
-  fact: { environmentId: string; surveyId: string; trigger: WebhookTrigger },
-): boolean {
-  return (
-    webhook.environmentId === fact.environmentId &&
-    webhook.triggers.includes(fact.trigger) &&
-    (webhook.surveyIds.length === 0 || webhook.surveyIds.includes(fact.surveyId))
-  );
 }
 
 /** One delivery per response fact and webhook, ever: a redelivered fact adds none. */

@@ -21,7 +21,8 @@ import { kafkaWriter } from '../helpers/kafka-writer.ts';
 import { runChorus } from '../helpers/process.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { Delivery, Integration } from '../../src/store/entities.ts';
-import { responseFinished } from '../helpers/events.ts';
+import { responseCreated } from '../helpers/events.ts';
+import { newId } from '../../src/ids.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createKafka, topicsFor } from '../../src/kafka/kafka.ts';
 import { runConsumer } from '../../src/kafka/consumer.ts';
@@ -159,7 +160,7 @@ describe('integrations: Slack and Notion', () => {
       finished: false,
       data: { feedback: 'partial-only' },
     });
-    const finished = await finish(surveyId, { feedback: 'slack-once', plan: 'pro' });
+    await finish(surveyId, { feedback: 'slack-once', plan: 'pro' });
     await waitFor(() => messagesFor('slack-once').length === 1, { what: 'the Slack message' });
     const message = messagesFor('slack-once')[0]!;
     const texts = (message.blocks as { type: string; text?: { text: string } }[]).map((b) =>
@@ -174,26 +175,29 @@ describe('integrations: Slack and Notion', () => {
       'Pro, yearly',
     ]);
 
-    // The same finish announced again (a redelivery of response-events) makes no second message.
+    // A finishing command delivered to the processor twice (a redelivery after a crash before the
+    // offset commit) makes one message.
     const { topics, publisher } = kafkaWriter(app.world.env);
-    const responseId: string = finished.body.data.id;
-    await publisher.publish({
-      topic: topics['response-events'],
-      key: responseId,
-      value: JSON.stringify(
-        responseFinished({
-          occurredAt: new Date().toISOString(),
-          environmentId: env,
-          responseId,
-          surveyId,
-          response: { id: responseId, data: { feedback: 'slack-once', plan: 'pro' } },
-        }),
-      ),
+    const redelivered = responseCreated({
+      occurredAt: new Date().toISOString(),
+      environmentId: env,
+      responseId: newId('rsp'),
+      surveyId,
+      finished: true,
+      data: { feedback: 'redelivered-once' },
     });
+    for (let i = 0; i < 2; i++)
+      await publisher.publish({
+        topic: topics.responses,
+        key: redelivered.responseId,
+        value: JSON.stringify(redelivered),
+      });
     await publisher.close();
     const later = await finish(surveyId, { feedback: 'after-redelivery' });
     await waitFor(() => messagesFor('after-redelivery').length === 1, { what: 'a later message' });
     assert.equal(messagesFor('slack-once').length, 1);
+    await waitFor(() => messagesFor('redelivered-once').length === 1, { what: 'the redelivered finish' });
+    assert.equal((await deliveriesOf(redelivered.responseId)).length, 1);
     assert.equal(messagesFor('partial-only').length, 0);
     assert.equal((await deliveriesOf(partial.body.data.id)).length, 0);
     // The row is marked delivered just after Slack answered.

@@ -8,7 +8,7 @@ import { AppliedEvent, Contact, Delivery, Display, QuotaMember, Response } from 
 import { createLink, saveIntegration } from '../../src/store/integrations.ts';
 import { contactIdFor, newId } from '../../src/ids.ts';
 import { contactKey } from '../../src/events/contacts.ts';
-import { contactIdentified, displayCreated, responseCreated, responseFinished } from '../helpers/events.ts';
+import { contactIdentified, displayCreated, responseCreated } from '../helpers/events.ts';
 
 describe('management API: contacts and attribute keys', () => {
   let app: RunningChorus;
@@ -178,7 +178,7 @@ describe('management API: contacts and attribute keys', () => {
 
   test('deleting a contact removes the deliveries of its responses, and a finish still in flight for it makes none', async () => {
     // A survey linked to an integration: each finished response becomes a delivery. No deliverer
-    // runs here (no encryption key), so deliveries stay where the enqueuer put them.
+    // sends them here (no encryption key), so they stay where the response processor put them.
     const linked = await app.createSurvey({
       environmentId: env,
       questions: [{ id: 'q1', type: 'openText', headline: 'Q', required: false }],
@@ -212,28 +212,25 @@ describe('management API: contacts and attribute keys', () => {
     assert.equal(await em().count(Delivery, { responseId: { $in: ivans } }), 0, "ivan's deliveries are gone");
     assert.equal(await em().count(Delivery, { responseId: anonymous }), 1, 'other deliveries stay');
 
-    // Finished before the deletion, announced after it: it went with the contact.
+    // Finished before the deletion, applied after it: it went with the contact, and so did its
+    // delivery (the processor refuses it, and records its deliveries only with what it applies).
     const { topics, publisher } = kafkaWriter(app.world.env);
     const lateResponse = newId('rsp');
-    const late = responseFinished({
+    const late = responseCreated({
       occurredAt: new Date(Date.now() - 1000).toISOString(),
       environmentId: env,
       responseId: lateResponse,
       surveyId: linked,
-      response: { id: lateResponse, surveyId: linked, finished: true, data: { q1: 'late' }, contactId },
+      finished: true,
+      data: { q1: 'late' },
+      userId,
     });
-    await publisher.publish({
-      topic: topics['response-events'],
-      key: lateResponse,
-      value: JSON.stringify(late),
-    });
+    await publisher.publish({ topic: topics.responses, key: lateResponse, value: JSON.stringify(late) });
     await publisher.close();
-    await waitFor(
-      async () => (await em().count(AppliedEvent, { eventId: `deliveries:${late.eventId}` })) === 1,
-      {
-        what: 'the late finish to be consumed',
-      },
-    );
+    await waitFor(async () => (await em().count(AppliedEvent, { eventId: late.eventId })) === 1, {
+      what: 'the late finish to be processed',
+    });
+    assert.equal(await em().count(Response, { id: lateResponse }), 0, 'the late response is void');
     assert.equal(
       await em().count(Delivery, { responseId: lateResponse }),
       0,

@@ -1,5 +1,5 @@
 // `chorus tap` as an analyst runs it: a real child process reading a topic of the real broker,
-// beside the pipeline's consumer groups and without touching them.
+// beside the consumer groups that read it and without touching them.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -10,7 +10,7 @@ import { kafkaWriter } from '../helpers/kafka-writer.ts';
 import { CHORUS_BIN, runChorus } from '../helpers/process.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { loadConfig } from '../../src/config.ts';
-import { consumerGroupsFor, createKafka, ensureTopics, type Topics } from '../../src/kafka/kafka.ts';
+import { createKafka, ensureTopics, type Topics } from '../../src/kafka/kafka.ts';
 import type { Publisher } from '../../src/kafka/publisher.ts';
 import { createLogger } from '../../src/logger.ts';
 
@@ -20,10 +20,10 @@ describe('chorus tap', () => {
   let publisher: Publisher;
   let admin: Admin;
   let groupPrefix: string;
-  /** The pipeline's group that reads `response-events`. */
-  let integrations: string;
-  /** What the pipeline's integrations group had committed before any tap ran. */
-  let pipelineOffsets: unknown;
+  /** A consumer group that reads `response-events` (an analyst's, say). */
+  let reader: string;
+  /** What that group had committed before any tap ran. */
+  let readerOffsets: unknown;
   const produced: string[] = [];
 
   /** A response fact as the processor writes it; each call is one more event on the topic. */
@@ -62,7 +62,7 @@ describe('chorus tap', () => {
     groupPrefix = config.kafka.groupPrefix;
     const kafka = createKafka(config.kafka, createLogger('fatal'));
     ({ topics, publisher } = kafkaWriter(world.env));
-    integrations = consumerGroupsFor(groupPrefix, topics).integrations.groupId;
+    reader = `${groupPrefix}.analytics`;
     await ensureTopics(kafka, topics, 4);
     admin = kafka.admin();
     await admin.connect();
@@ -76,20 +76,20 @@ describe('chorus tap', () => {
     await fact('response.updated', 'env_b', 'rsp_two');
     await publisher.publish({ topic: topics['response-events'], key: 'rsp_bad', value: 'not json {' });
 
-    // The pipeline's group for this topic, as if the integrations role had read part of it.
+    // A group of this topic that has read part of it.
     await admin.setOffsets({
-      groupId: integrations,
+      groupId: reader,
       topic: topics['response-events'],
       partitions: [0, 1, 2, 3].map((partition) => ({ partition, offset: '1' })),
     });
-    pipelineOffsets = await admin.fetchOffsets({
-      groupId: integrations,
+    readerOffsets = await admin.fetchOffsets({
+      groupId: reader,
       topics: [topics['response-events']],
     });
   });
 
   after(async () => {
-    await admin.deleteGroups([integrations]).catch(() => undefined);
+    await admin.deleteGroups([reader]).catch(() => undefined);
     await admin.disconnect();
     await publisher.close();
     await world.cleanup();
@@ -220,15 +220,15 @@ describe('chorus tap', () => {
     }
   });
 
-  test("the pipeline's groups and their committed offsets are untouched by every tap above", async () => {
+  test("the topic's consumer groups and their committed offsets are untouched by every tap above", async () => {
     const offsets = await admin.fetchOffsets({
-      groupId: integrations,
+      groupId: reader,
       topics: [topics['response-events']],
     });
-    assert.deepEqual(offsets, pipelineOffsets);
+    assert.deepEqual(offsets, readerOffsets);
     const groups = (await admin.listGroups()).groups
       .map((g) => g.groupId)
       .filter((id) => id.startsWith(groupPrefix));
-    assert.deepEqual(groups, [integrations], 'no tap group is left behind');
+    assert.deepEqual(groups, [reader], 'no tap group is left behind');
   });
 });

@@ -147,14 +147,12 @@ describe('OpenTelemetry traces', () => {
     const chain: [string, number][] = [
       [`send ${prefix}responses`, PRODUCER],
       [`process ${prefix}responses`, CONSUMER],
-      [`send ${prefix}response-events`, PRODUCER],
-      [`process ${prefix}response-events`, CONSUMER],
       ['deliver', 1],
       ['slack chat.postMessage', CLIENT],
     ];
-    // From the provider call up to the request: each span's parent is the step before it. (The
-    // response's facts, created and finished, each have a send span; the chain runs through the
-    // one that was delivered.)
+    // From the provider call up to the request: each span's parent is the step before it. The
+    // delivery was recorded by the processor that applied the command, so the send continues the
+    // command's processing.
     let child = await spanOf(traceId, chain.at(-1)![0]);
     for (const [index, [name, kind]] of [...chain.entries()].reverse()) {
       assert.equal(child.name, name);
@@ -168,6 +166,14 @@ describe('OpenTelemetry traces', () => {
       child = parent;
     }
     assert.equal(child.spanId, server.spanId);
+    // The public facts continue the same processing.
+    const processing = await spanOf(traceId, `process ${prefix}responses`);
+    const announced = await spanOf(traceId, `send ${prefix}response-events`);
+    assert.equal(
+      announced.parentSpanId,
+      processing.spanId,
+      'the facts are sent while the command is processed',
+    );
     assert.equal(server.resource['service.name'], 'chorus-under-test');
     assert.equal(server.resource['team'], 'feedback');
     assert.equal(server.resource['deployment.environment.name'], 'ci');

@@ -7,6 +7,7 @@ import type { ContactIdentified } from '../../src/events/contacts.ts';
 import type { DisplayCreated } from '../../src/events/displays.ts';
 import {
   responseFactId,
+  type ResponseFact,
   type ResponseFinished,
   type ResponseSnapshot,
 } from '../../src/events/response-events.ts';
@@ -80,19 +81,20 @@ export function contactIdentified(
   };
 }
 
-/** A finish as the response processor announces it: its id is derived from the response's. */
-export function responseFinished(
-  fields: Partial<Omit<ResponseFinished, 'response'>> & { response?: Partial<ResponseSnapshot> } = {},
-): ResponseFinished {
+/** A fact as the response processor announces it: its id is derived from the response's. */
+export function responseFact<T extends ResponseFact['type']>(
+  type: T,
+  fields: Partial<Omit<ResponseFact, 'type' | 'response'>> & { response?: Partial<ResponseSnapshot> } = {},
+): Extract<ResponseFact, { type: T }> {
   const responseId = fields.responseId ?? TEST_RESPONSE;
   const base = envelope();
   const environmentId = fields.environmentId ?? base.environmentId;
   const surveyId = fields.surveyId ?? TEST_SURVEY;
-  return {
-    type: 'response.finished',
+  const fact: ResponseFact = {
+    type,
     ...base,
     appliedAt: base.occurredAt,
-    eventId: responseFactId('response.finished', responseId, base.eventId),
+    eventId: responseFactId(type, responseId, base.eventId),
     responseId,
     surveyId,
     ...fields,
@@ -100,7 +102,7 @@ export function responseFinished(
       id: responseId,
       environmentId,
       surveyId,
-      finished: true,
+      finished: type === 'response.finished',
       data: {},
       ttc: {},
       variables: {},
@@ -115,4 +117,12 @@ export function responseFinished(
       ...fields.response,
     },
   };
+  return fact as Extract<ResponseFact, { type: T }>;
+}
+
+/** A finish as the response processor announces it. */
+export function responseFinished(
+  fields: Partial<Omit<ResponseFinished, 'response'>> & { response?: Partial<ResponseSnapshot> } = {},
+): ResponseFinished {
+  return responseFact('response.finished', fields);
 }

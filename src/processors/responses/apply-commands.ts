@@ -1,12 +1,14 @@
 // Step 2 of the response pipeline: in the batch's transaction (whose event ids the pipeline has
 // claimed), the fresh commands are applied: lock and load rows → park the updates of responses not
 // created yet → fold → single-use check → link contacts → persist → link displays → count quotas →
-// record rejections and announce every change on response-events (before the commit).
+// record rejections → enqueue the deliveries of every change → announce every change on
+// response-events (before the commit).
 import type { EntityManager } from '../../store/orm.ts';
 import { lockResponses, saveResponses } from '../../store/response-rows.ts';
 import { recordRefused, refusedAmong } from '../../store/refused-responses.ts';
 import type { ResponseCommand, ResponseCreated } from '../../events/responses.ts';
 import { countQuotas } from './count-quotas.ts';
+import { enqueueDeliveries } from './enqueue-deliveries.ts';
 import { linkContacts } from './link-contacts.ts';
 import { linkDisplays } from './link-displays.ts';
 import type { RejectionReason, ResponseState } from '../../responses/state.ts';
@@ -16,8 +18,9 @@ import type { Effects, Rejected } from '../../pipeline/batch-handler.ts';
 import { responseFactId, type ResponseFact, type ResponseSnapshot } from '../../events/response-events.ts';
 
 /**
- * Applies `commands` in the transaction of `tx`. Rejections and the facts of each applied change
- * are written inside it, before the commit (see Effects).
+ * Applies `commands` in the transaction of `tx`. The deliveries of each applied change are recorded
+ * in it; rejections and the facts of each applied change are written inside it, before the commit
+ * (see Effects).
  */
 export async function applyCommands(
   tx: EntityManager,
@@ -99,10 +102,14 @@ export async function applyCommands(
   await countQuotas(tx, accepted);
   if (rejections.length > 0) await effects.reject(rejections);
   const appliedAt = new Date().toISOString();
-  const facts = steps
+  const announced = steps
     .filter((step) => !refused.has(step.state.id))
-    .flatMap((step) => factsOf(step, appliedAt));
-  if (facts.length > 0) await effects.publish(facts);
+    .flatMap((step) =>
+      factsOf(step, appliedAt).map((fact) => ({ fact, trace: effects.traceOf(step.command) })),
+    );
+  if (announced.length === 0) return;
+  await enqueueDeliveries(tx, announced);
+  await effects.publish(announced.map((a) => a.fact));
 }
 
 /**
