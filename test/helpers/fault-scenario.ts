@@ -355,6 +355,8 @@ export interface OutageWindow {
   /** Answered 2xx. */
   accepted: number;
   status503: number;
+  /** Requests the client gave up waiting for (it retries them), or whose connection broke. */
+  noAnswer: number;
   /** Outcomes per kind of request: `{"create": {"200": n}, …}`. */
   byKind: Record<string, Record<string, number>>;
   /** Of the accepted writes: reflected in PostgreSQL after the catch-up, lost, stored twice. */
@@ -381,6 +383,7 @@ function storeOutageWindow(load: FaultLoad, check: StoredCheck): OutageWindow | 
     sent: sent.length,
     accepted: accepted.length,
     status503: sent.filter((r) => r.outcome === 503).length,
+    noAnswer: sent.filter((r) => typeof r.outcome !== 'number').length,
     byKind,
     stored: accepted.length - lost.length,
     lost: lost.filter((r) => !duplicatedMarkers.has(r.ref!)).length,
