@@ -54,6 +54,10 @@ export const unavailable = (what: string, cause?: unknown) =>
     { cause },
   );
 
+/** A dependency could not be reached (`unavailable`, answered 503): the store's reads, Kafka's writes. */
+export const isUnavailable = (error: unknown): error is ChorusError =>
+  error instanceof ChorusError && error.kind === 'unavailable';
+
 /** A rate limit was reached; the client may try again after `retryAfterSeconds`. */
 export const tooManyRequests = (retryAfterSeconds: number) =>
   new ChorusError(

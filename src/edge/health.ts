@@ -1,5 +1,7 @@
-// Liveness (`/health`, no dependency calls) and readiness with dependencies (`/api/v2/health`,
-// answered from the latest background check: observability/readiness.ts).
+// Liveness (`/health`, no dependency calls), readiness with dependencies (`/api/v2/health`, as
+// Formbricks answers it), and the edge's intake readiness (`/health/intake`: whether it takes client
+// writes, which needs Kafka only; the probe a load balancer should use). Both readiness routes are
+// answered from the latest background check (observability/readiness.ts).
 import Type from 'typebox';
 import type { Readiness } from '../observability/readiness.ts';
 import { data } from './openapi/route-doc.ts';
@@ -36,6 +38,21 @@ export function healthRoutes(readiness: Readiness): Route[] {
         errors: [],
       },
       handler: () => readiness.current(),
+    },
+    {
+      method: 'GET',
+      path: '/health/intake',
+      doc: {
+        summary: "Intake readiness: whether this edge takes client writes (a load balancer's probe)",
+        description:
+          'Needs Kafka only: the edge answers client writes from its caches through a PostgreSQL outage, and goes on without Redis. The body shows every dependency, as `/api/v2/health` does.',
+        replies: {
+          200: data(Checks, 'Kafka answers: writes are taken (the body shows every dependency)'),
+          503: data(Checks, 'Kafka does not answer: writes are answered 503'),
+        },
+        errors: [],
+      },
+      handler: () => readiness.intake(),
     },
   ];
 }

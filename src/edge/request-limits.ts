@@ -39,7 +39,7 @@ export interface RequestLimitsDeps {
 }
 
 /** Load balancers' health checks are never refused. */
-const HEALTH_PATHS = new Set(['/health', '/api/v2/health']);
+const HEALTH_PATHS = new Set(['/health', '/api/v2/health', '/health/intake']);
 
 export function rateLimited(handler: HttpHandler, deps: RequestLimitsDeps): HttpHandler {
   const { limiter, limits, metrics } = deps;

@@ -1,25 +1,38 @@
 // Readiness with dependencies: what `/api/v2/health` answers, on the edge (edge/health.ts) or, in a
 // process without the edge (processor, integrations), on the metrics port (see roles/start.ts).
+// The edge also answers whether it takes client writes (`intake`, at `/health/intake`): that needs
+// Kafka alone, since its caches answer through a PostgreSQL outage and it goes on without Redis, so
+// a load balancer's probe must not take it out of service for either.
 //
 // Readiness is checked in the background, every `intervalMs`, and a probe is answered from the
 // latest result: at once, whatever the dependencies' latency, so a probe costs them nothing and
 // can be pipelined behind other requests on one connection (uWS closes a connection when a
 // request arrives while an earlier one is still awaiting its answer).
 
-/**
- * `event_log` is false while Kafka does not answer, and also while a consumer of this process is
- * not running (crashed, being restarted): such a process takes nothing from Kafka.
- */
-export type HealthChecks = Record<'main_database' | 'cache_database' | 'event_log', () => Promise<boolean>>;
+export interface HealthChecks {
+  main_database: () => Promise<boolean>;
+  cache_database: () => Promise<boolean>;
+  /** Kafka answers: this process can write to it. */
+  event_log: () => Promise<boolean>;
+  /**
+   * Every consumer of this process runs (none: true). The answer's `event_log` is false while one
+   * does not (crashed, being restarted): such a process takes nothing from Kafka.
+   */
+  consuming?: () => boolean;
+}
+
+type Check = 'main_database' | 'cache_database' | 'event_log';
 
 export interface ReadinessReply {
   status: number;
-  body: { data: Record<keyof HealthChecks, boolean> };
+  body: { data: Record<Check, boolean> };
 }
 
 export interface Readiness {
-  /** The latest result (the first probes wait for the first one). */
+  /** The latest result (the first probes wait for the first one): 200 when every check passes. */
   current(): ReadinessReply | Promise<ReadinessReply>;
+  /** The same body; 200 while Kafka answers, whatever PostgreSQL, Redis and the consumers do. */
+  intake(): ReadinessReply | Promise<ReadinessReply>;
   stop(): void;
 }
 
@@ -30,29 +43,40 @@ export interface ReadinessOptions {
   timeoutMs?: number;
 }
 
+interface Round {
+  all: ReadinessReply;
+  intake: ReadinessReply;
+}
+
 /** Runs every check in rounds: 200 when all pass, 503 otherwise, same body. */
 export function watchReadiness(checks: HealthChecks, options: ReadinessOptions = {}): Readiness {
   const { intervalMs = 1_000, timeoutMs = 2_000 } = options;
-  const names = Object.keys(checks) as (keyof HealthChecks)[];
-  const check = async (): Promise<ReadinessReply> => {
-    const results = await Promise.all(names.map((name) => withTimeout(checks[name](), timeoutMs)));
-    const data = Object.fromEntries(
-      names.map((name, i) => [name, results[i]]),
-    ) as ReadinessReply['body']['data'];
-    return { status: results.every(Boolean) ? 200 : 503, body: { data } };
+  const check = async (): Promise<Round> => {
+    const [main_database, cache_database, kafka] = await Promise.all([
+      withTimeout(checks.main_database(), timeoutMs),
+      withTimeout(checks.cache_database(), timeoutMs),
+      withTimeout(checks.event_log(), timeoutMs),
+    ]);
+    const data = { main_database, cache_database, event_log: kafka && (checks.consuming?.() ?? true) };
+    const all = Object.values(data).every(Boolean);
+    return {
+      all: { status: all ? 200 : 503, body: { data } },
+      intake: { status: kafka ? 200 : 503, body: { data } },
+    };
   };
 
-  let latest: ReadinessReply | undefined;
+  let latest: Round | undefined;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
-  const round = async (): Promise<ReadinessReply> => {
+  const round = async (): Promise<Round> => {
     latest = await check();
     if (!stopped) timer = setTimeout(() => void round(), intervalMs).unref();
     return latest;
   };
   const first = round();
   return {
-    current: () => latest ?? first,
+    current: () => latest?.all ?? first.then((r) => r.all),
+    intake: () => latest?.intake ?? first.then((r) => r.intake),
     stop: () => {
       stopped = true;
       clearTimeout(timer);

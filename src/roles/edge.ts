@@ -77,8 +77,14 @@ export async function startEdge(deps: EdgeDeps): Promise<RunningEdge> {
       read(...args).catch((cause: unknown) => {
         throw unavailable('The database', cause);
       });
-  const cache = <V>(load: (id: string) => Promise<V | undefined>, ttlMs: number, maxEntries = 100_000) =>
-    new Directory(fromStore(load), { maxEntries, ttlMs, absentTtlMs: 250 });
+  // The client API's caches answer what they hold, stale, while PostgreSQL is unreachable
+  // (edge/directory.ts): writes for what the edge knows go on to Kafka through an outage.
+  const cache = <V>(
+    load: (id: string) => Promise<V | undefined>,
+    ttlMs: number,
+    maxEntries = 100_000,
+    serveStale = true,
+  ) => new Directory(fromStore(load), { maxEntries, ttlMs, absentTtlMs: 250, serveStale });
 
   const surveys = cache((id) => findSurveySnapshot(em, id), 60_000, 20_000);
   // The widget's environment state, by environment (client/environment.ts).
@@ -90,11 +96,16 @@ export async function startEdge(deps: EdgeDeps): Promise<RunningEdge> {
   const surveyChanges = await listenForSurveyChanges(
     deps.databaseUrl,
     {
-      onChange: (id) => surveys.delete(id),
+      // Reloaded at once, so that a survey paused or deleted just before an outage is refused
+      // through it (403, 404) rather than unknown (503).
+      onChange: (id) => surveys.refresh(id),
+      // Rebuilt by the next request, which comes soon: this is the hottest route.
       onEnvironmentChange: (id) => environmentStates.delete(id),
-      onReset: () => {
-        surveys.clear();
-        environmentStates.clear();
+      // Kept, never dropped: the listener breaks when PostgreSQL does, and that is when the edge
+      // answers from them. Revalidated when it breaks and again when it is back.
+      onMissedChanges: () => {
+        surveys.revalidate();
+        environmentStates.revalidate();
       },
     },
     log,
@@ -137,8 +148,8 @@ export async function startEdge(deps: EdgeDeps): Promise<RunningEdge> {
     outputs: deps.outputs,
     trustedProxyHops: deps.http.trustedProxyHops,
   };
-  // A revoked key stops working within the time-to-live.
-  const keys = cache((hash) => findApiKeyGrant(em, hash), 5_000, 10_000);
+  // A revoked key stops working within the time-to-live, an outage or not: never answered stale.
+  const keys = cache((hash) => findApiKeyGrant(em, hash), 5_000, 10_000, false);
   const management: ManagementContext = { orm, keys, client, environmentStates };
   const integrations: IntegrationsContext = {
     ...management,

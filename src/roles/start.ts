@@ -122,8 +122,8 @@ export async function startChorus({
     const readiness = watchReadiness({
       main_database: () => orm.isConnected(),
       cache_database: () => (servesEdge ? redisAnswers(redis) : Promise.resolve(true)),
-      event_log: async () =>
-        consumers.every((c) => c.isRunning()) && workersReady() && (await kafkaAnswers(kafka, 1500)),
+      event_log: () => kafkaAnswers(kafka, 1500),
+      consuming: () => consumers.every((c) => c.isRunning()) && workersReady(),
     });
     stops.push(() => readiness.stop());
     let metricsPort: number | undefined;

@@ -1,9 +1,14 @@
 // Survey changes, announced by a trigger on `surveys` (and by the response processor when a quota
 // fills) on the `chorus_survey_changed` channel. An edge listens and drops the changed survey from
-// its cache, so a survey paused anywhere is refused everywhere within milliseconds. If the
-// listening connection breaks, `onReset` runs (drop everything: changes may have been missed) and
-// the listener reconnects. On the same connection, `chorus_environment_changed` names the
-// environment whose widget state changed (a survey, an action class or its widget settings).
+// its cache, so a survey paused anywhere is refused everywhere within milliseconds. On the same
+// connection, `chorus_environment_changed` names the environment whose widget state changed (a
+// survey, an action class or its widget settings).
+//
+// If the listening connection breaks, changes may be missed until it is back: `onMissedChanges`
+// runs when it breaks and again once it is re-established (a change may have been announced in
+// between). The caches revalidate what they hold then; they drop nothing, because the connection
+// usually breaks because PostgreSQL is unreachable, and that is when the edge needs them most (see
+// edge/directory.ts).
 import pg from 'pg';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from '../logger.ts';
@@ -20,7 +25,8 @@ export async function listenForSurveyChanges(
   handlers: {
     onChange: (surveyId: string) => void;
     onEnvironmentChange?: (environmentId: string) => void;
-    onReset: () => void;
+    /** Changes may have been missed: the connection broke, or is back after a break. */
+    onMissedChanges: () => void;
   },
   logger: Logger,
 ): Promise<SurveyChangeListener> {
@@ -36,7 +42,10 @@ export async function listenForSurveyChanges(
       else if (message.channel === ENVIRONMENT_CHANNEL) handlers.onEnvironmentChange?.(message.payload);
     });
     next.on('error', (err) => {
-      logger.warn({ err }, 'survey change listener lost its connection; reconnecting');
+      logger.warn(
+        { err },
+        'survey change listener lost its connection; reconnecting (the caches are kept, answered stale while PostgreSQL is unreachable)',
+      );
       reconnectSoon(next);
     });
     await next.connect();
@@ -49,10 +58,20 @@ export async function listenForSurveyChanges(
     if (stopped || client !== broken) return;
     client = undefined;
     void broken.end().catch(() => undefined);
-    handlers.onReset();
+    handlers.onMissedChanges();
+    const since = Date.now();
     const attempt = () => {
       if (stopped) return;
-      connect().then(handlers.onReset, () => (retryTimer = setTimeout(attempt, 1000)));
+      connect().then(
+        () => {
+          logger.info(
+            { awayForS: Math.round((Date.now() - since) / 1000) },
+            'survey change listener connected again; the caches revalidate what they hold',
+          );
+          handlers.onMissedChanges();
+        },
+        () => (retryTimer = setTimeout(attempt, 1000)),
+      );
     };
     retryTimer = setTimeout(attempt, 200);
   };

@@ -154,11 +154,13 @@ describe('the Kubernetes manifests', () => {
   test('the probes ask the health routes the process serves, on ports it listens on', async () => {
     const edgeRoutes = healthRoutes({} as Readiness).map((r) => r.path);
     // A process without the edge answers its probes on the metrics port: ask the real server.
+    const ready = {
+      status: 200,
+      body: { data: { main_database: true, cache_database: true, event_log: true } },
+    };
     const exporter = await serveMetrics(createMetrics(), '127.0.0.1', 0, {
-      current: () => ({
-        status: 200,
-        body: { data: { main_database: true, cache_database: true, event_log: true } },
-      }),
+      current: () => ready,
+      intake: () => ready,
       stop: () => undefined,
     });
     try {
@@ -166,10 +168,12 @@ describe('the Kubernetes manifests', () => {
         const container = d.spec.template.spec.containers[0]!;
         const port = (name: unknown) => container.ports?.find((p) => p.name === name)?.containerPort;
         assert.equal(port('metrics'), Number(config.PROMETHEUS_EXPORTER_PORT), d.metadata.name);
+        // An edge stays in service while it takes writes (through a PostgreSQL outage too); the
+        // other roles are ready while all their dependencies answer.
         const probes = {
           startupProbe: '/health',
           livenessProbe: '/health',
-          readinessProbe: '/api/v2/health',
+          readinessProbe: roleOf(container) === 'edge' ? '/health/intake' : '/api/v2/health',
         } as const;
         for (const [probe, expected] of Object.entries(probes)) {
           const httpGet = container[probe as keyof typeof probes]?.httpGet;

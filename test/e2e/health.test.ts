@@ -1,5 +1,6 @@
 // /api/v2/health follows its dependencies: 503 naming the one that is down (PostgreSQL, Redis,
-// Kafka) while it is stopped, 200 once it is back, without a restart. Each test runs its own copy of
+// Kafka) while it is stopped, 200 once it is back, without a restart. /health/intake (the edge's
+// readiness for a load balancer) turns 503 only while Kafka is down. Each test runs its own copy of
 // the dependency it stops (a private PostgreSQL, a private Redis, a private Kafka broker) so that
 // stopping it disturbs no other test.
 import { after, before, describe, test } from 'node:test';
@@ -43,6 +44,9 @@ describe('health', () => {
     const down = await call(app.baseUrl, 'GET', '/api/v2/health');
     assert.deepEqual(down.body, { data: { main_database: false, cache_database: true, event_log: true } });
     assert.ok(Date.now() - started < 100, 'a probe is answered from the latest result, at once');
+    const intake = await call(app.baseUrl, 'GET', '/health/intake');
+    assert.equal(intake.status, 200, 'the edge takes writes: it stays in service');
+    assert.deepEqual(intake.body, down.body);
     assert.deepEqual(
       (await call(app.baseUrl, 'GET', '/health')).body,
       { status: 'ok' },
@@ -116,6 +120,11 @@ describe('health with Redis and Kafka outages', () => {
     await redis.down();
     const down = await waitForHealth(503, 'health to see Redis stopped', 10_000);
     assert.deepEqual(down.body, { data: { ...all, cache_database: false } });
+    assert.equal(
+      (await call(app.baseUrl, 'GET', '/health/intake')).status,
+      200,
+      'writes go on without Redis',
+    );
     const started = Date.now();
     const still = await health();
     assert.deepEqual(still.body, down.body, 'Redis stays reported down while it is down');
@@ -133,6 +142,9 @@ describe('health with Redis and Kafka outages', () => {
     await broker.down();
     const down = await waitForHealth(503, 'health to see Kafka stopped', 10_000);
     assert.deepEqual(down.body, { data: { ...all, event_log: false } });
+    const intake = await call(app.baseUrl, 'GET', '/health/intake');
+    assert.equal(intake.status, 503, 'no write can be taken without Kafka');
+    assert.deepEqual(intake.body, down.body);
     const started = Date.now();
     const still = await health();
     assert.deepEqual(still.body, down.body, 'Kafka stays reported down while it is down');

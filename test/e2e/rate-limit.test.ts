@@ -95,6 +95,10 @@ describe('rate limits shared by two edges', () => {
     // Preflights and health checks are never limited.
     assert.equal((await call(app.baseUrl, 'OPTIONS', path, undefined, from('203.0.113.1'))).status, 200);
     assert.equal((await call(app.baseUrl, 'GET', '/health', undefined, from('203.0.113.1'))).status, 200);
+    assert.equal(
+      (await call(app.baseUrl, 'GET', '/health/intake', undefined, from('203.0.113.1'))).status,
+      200,
+    );
   });
 
   test('an environment past its limit gets 429 from every edge, whatever the client addresses', async () => {

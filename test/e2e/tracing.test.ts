@@ -111,6 +111,7 @@ describe('OpenTelemetry traces', () => {
   async function assertOneTrace(baseUrl: string, logLines: Record<string, unknown>[], caller?: string) {
     const marker = `answer-${randomBytes(4).toString('hex')}`;
     assert.equal((await call(baseUrl, 'GET', '/health')).status, 200);
+    assert.equal((await call(baseUrl, 'GET', '/health/intake')).status, 200);
     // Ready once every consumer (the child processes' too, under role all) has joined its group.
     await waitFor(async () => (await call(baseUrl, 'GET', '/api/v2/health')).status === 200, {
       what: 'readiness',
@@ -192,7 +193,9 @@ describe('OpenTelemetry traces', () => {
 
     // Health checks make no spans at all.
     assert.ok(
-      !otlp.spans.some((s) => ['/health', '/api/v2/health'].includes(String(s.attributes['url.path']))),
+      !otlp.spans.some((s) =>
+        ['/health', '/api/v2/health', '/health/intake'].includes(String(s.attributes['url.path'])),
+      ),
     );
     // Log lines written inside the trace carry its ids.
     await waitFor(() => logLines.some((l) => l.trace_id === traceId && typeof l.span_id === 'string'), {

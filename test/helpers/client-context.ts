@@ -1,8 +1,8 @@
 // The edge's client API in process, with no Kafka, PostgreSQL or Redis: the real routes and router
 // (so a refusal becomes the status and body a client sees) over an in-memory ClientContext. The
 // caches are real Directories that load from maps standing in for the store; what would go to Kafka
-// is recorded as a processor would read it; single-use ids are reserved in a set. Pure: unit tests
-// use it.
+// is recorded as a processor would read it; single-use ids are reserved in a set. `storeDown` makes
+// every read of the store fail as it does while PostgreSQL is unreachable. Pure: unit tests use it.
 import type { ClientContext } from '../../src/edge/client/context.ts';
 import { clientCorsFor } from '../../src/edge/client/cors.ts';
 import { clientEnvironmentRoutes, type CachedEnvironmentState } from '../../src/edge/client/environment.ts';
@@ -50,6 +50,11 @@ export interface InMemoryClient {
   published: Published[];
   /** While true, a write fails as it does while Kafka is down (`unavailable`, 503). */
   kafkaDown: boolean;
+  /**
+   * While true, every read of the store fails as it does while PostgreSQL is unreachable
+   * (`unavailable`): the caches answer what they hold, stale or not (edge/directory.ts).
+   */
+  storeDown: boolean;
   /** A stored environment of an organization on `plan`; answers its id. */
   addEnvironment(plan?: Plan): string;
   /** A stored survey, in progress unless `fields` say otherwise. */
@@ -71,12 +76,18 @@ export function inMemoryClient(options: { trustedProxyHops?: number } = {}): InM
     displays: new Map(),
     contacts: new Map(),
   };
-  // As the edge's caches, except that an absent record is not remembered: a test may add it later.
+  // As the edge's caches, except that an absent record is not remembered as fresh: a test may add
+  // it later (while the store is down, it is still answered as absent, as on the edge).
+  const read = async <T>(value: () => T): Promise<T> => {
+    if (client.storeDown) throw unavailable('The database', new Error('connect ECONNREFUSED'));
+    return value();
+  };
   const directory = <V>(records: Map<string, V>) =>
-    new Directory<V>((id) => Promise.resolve(records.get(id)), {
+    new Directory<V>((id) => read(() => records.get(id)), {
       maxEntries: 10_000,
       ttlMs: 60_000,
       absentTtlMs: 0,
+      serveStale: true,
     });
 
   const published: Published[] = [];
@@ -96,7 +107,7 @@ export function inMemoryClient(options: { trustedProxyHops?: number } = {}): InM
     responses: ownStatuses(directory(store.responses)),
     displays: ownStatuses(directory(store.displays)),
     contacts: directory(store.contacts),
-    singleUseIds: singleUseIdsInMemory(),
+    singleUseIds: singleUseIdsInMemory(() => read(() => undefined)),
     recent: new RecentContactActivity(),
     outputs,
     trustedProxyHops: options.trustedProxyHops ?? 0,
@@ -107,7 +118,9 @@ export function inMemoryClient(options: { trustedProxyHops?: number } = {}): InM
       ...clientResponseRoutes(ctx, idempotency),
       ...clientDisplayRoutes(ctx, idempotency),
       // No history in memory: the user state's reads are tested against PostgreSQL (test/e2e).
-      ...clientIdentifyRoutes(ctx, async () => ({ appSurveyIds: [], displays: [], respondedSurveyIds: [] })),
+      ...clientIdentifyRoutes(ctx, () =>
+        read(() => ({ appSurveyIds: [], displays: [], respondedSurveyIds: [] })),
+      ),
       // No environment in memory: its state is tested against PostgreSQL (test/e2e); its preflights here.
       ...clientEnvironmentRoutes(
         new Directory<CachedEnvironmentState>(async () => undefined, {
@@ -126,6 +139,7 @@ export function inMemoryClient(options: { trustedProxyHops?: number } = {}): InM
     store,
     published,
     kafkaDown: false,
+    storeDown: false,
     addEnvironment(plan = 'free') {
       const id = newId('env');
       store.environments.set(id, { id, organizationId: newId('org'), plan });
@@ -161,12 +175,16 @@ export function inMemoryClient(options: { trustedProxyHops?: number } = {}): InM
   return client;
 }
 
-/** Reservations in a set: the rules of single-use.ts without Redis or a store to ask. */
-function singleUseIdsInMemory(): SingleUseIds {
+/**
+ * Reservations in a set: the rules of single-use.ts without Redis. The store holds no response, but
+ * is asked first, as there (`askStore` fails while it is down).
+ */
+function singleUseIdsInMemory(askStore: () => Promise<void>): SingleUseIds {
   const reserved = new Set<string>();
   const keyOf = (surveyId: string, singleUseId: string) => `${surveyId}:${singleUseId}`;
   return {
     reserve: async (surveyId, singleUseId) => {
+      await askStore();
       const key = keyOf(surveyId, singleUseId);
       if (reserved.has(key)) return false;
       reserved.add(key);

@@ -10,9 +10,12 @@
 // With several `baseUrls` (edges behind one address) each request goes to the next edge, so a
 // response's create, update and finish usually reach different edges.
 //
-// The ledger records every request (when sent, when answered, the status). What was acknowledged is
-// then compared with what PostgreSQL holds: every acknowledged command must be reflected in its row
-// (lost otherwise), and no logical response may have two rows (duplicated).
+// The ledger records every request (when sent, when answered, the status, what it wrote). What was
+// acknowledged is then compared with what PostgreSQL holds: every acknowledged command must be
+// reflected in its row (lost otherwise; a finish applied before the update it followed leaves the
+// update's `step`, so order per response is checked too), and no logical response may have two
+// rows (duplicated). Windows of a fault (the broker, PostgreSQL stopped) single out the requests
+// sent meanwhile.
 import pg from 'pg';
 
 export interface Tenant {
@@ -23,7 +26,7 @@ export interface Tenant {
 type Kind = 'create' | 'update' | 'finish' | 'display' | 'identify';
 type Outcome = number | 'network' | 'timeout';
 
-interface Sent {
+export interface Sent {
   kind: Kind;
   sentAt: number;
   answeredAt: number;
@@ -32,6 +35,11 @@ interface Sent {
   what: string;
   /** Why a request got no answer (the client's error). */
   error?: string;
+  /**
+   * What it wrote, as the ledger names it (see StoredCheck.lostRefs): a logical response's marker,
+   * a display's id (once answered), an identified user's `environmentId/userId`.
+   */
+  ref?: string;
 }
 
 interface LogicalResponse {
@@ -72,6 +80,7 @@ export class FaultLoad {
   /** Finishes sent again after a lost answer and refused as already finished (see chain()). */
   finishesConfirmedByRefusal = 0;
   private readonly brokerDown: { from: number; to?: number }[] = [];
+  private readonly storeDown: { from: number; to?: number }[] = [];
   private stopping = false;
   private drainUntil = Infinity;
   private readonly running = new Set<Promise<void>>();
@@ -116,6 +125,28 @@ export class FaultLoad {
     if (last && last.to === undefined) last.to = Date.now();
   }
 
+  markStoreDown(): void {
+    this.storeDown.push({ from: Date.now() });
+  }
+
+  markStoreUp(): void {
+    const last = this.storeDown.at(-1);
+    if (last && last.to === undefined) last.to = Date.now();
+  }
+
+  /** The window PostgreSQL was stopped in, when the scenario marked one. */
+  storeOutage(): { durationMs: number } | undefined {
+    const window = this.storeDown.at(-1);
+    return window && { durationMs: (window.to ?? Date.now()) - window.from };
+  }
+
+  /** Requests sent while PostgreSQL was stopped (between markStoreDown and markStoreUp). */
+  sentWhileStoreDown(): Sent[] {
+    return this.requests.filter((r) =>
+      this.storeDown.some((w) => r.sentAt >= w.from && r.sentAt < (w.to ?? Infinity)),
+    );
+  }
+
   /** Requests sent after the broker was down and answered 2xx before it was started again. */
   acknowledgedWhileBrokerDown(): Sent[] {
     return this.requests.filter(
@@ -137,7 +168,7 @@ export class FaultLoad {
     void work.finally(() => this.running.delete(work));
   }
 
-  private async send(kind: Kind, method: string, path: string, body: unknown, headers = {}) {
+  private async send(kind: Kind, method: string, path: string, body: unknown, headers = {}, ref?: string) {
     const sentAt = Date.now();
     let outcome: Outcome;
     let answer: unknown;
@@ -156,15 +187,21 @@ export class FaultLoad {
       const cause = error instanceof Error ? (error.cause as { code?: string } | undefined) : undefined;
       failure = cause?.code ?? (error instanceof Error ? error.message : String(error));
     }
-    this.requests.push({
+    const sent: Sent = {
       kind,
       sentAt,
       answeredAt: Date.now(),
       outcome,
       what: `${method} ${path}`,
       error: failure,
-    });
-    return { outcome, answer: answer as { details?: { code?: string }; data?: { id?: string } } | undefined };
+      ref,
+    };
+    this.requests.push(sent);
+    return {
+      outcome,
+      answer: answer as { details?: { code?: string }; data?: { id?: string } } | undefined,
+      sent,
+    };
   }
 
   /**
@@ -173,9 +210,16 @@ export class FaultLoad {
    * key still holds it: the edge handling it may have died mid-request and its lease runs out.
    * `retried` says whether an earlier attempt may have been applied.
    */
-  private async untilAnswered(kind: Kind, method: string, path: string, body: unknown, headers = {}) {
+  private async untilAnswered(
+    kind: Kind,
+    method: string,
+    path: string,
+    body: unknown,
+    headers: Record<string, string>,
+    ref: string,
+  ) {
     for (let attempt = 0; ; attempt++) {
-      const reply = await this.send(kind, method, path, body, headers);
+      const reply = await this.send(kind, method, path, body, headers, ref);
       const retry =
         reply.outcome === 503 ||
         reply.outcome === 'network' ||
@@ -207,19 +251,29 @@ export class FaultLoad {
       base,
       { surveyId: tenant.surveyId, finished: false, data: { feedback: logical.marker } },
       { 'idempotency-key': logical.marker },
+      logical.marker,
     );
     if (created.outcome !== 200 || !created.answer?.data?.id) return;
     logical.id = created.answer.data.id;
     const path = `${base}/${logical.id}`;
-    const updated = await this.untilAnswered('update', 'PUT', path, {
-      data: { score: logical.score, step: 'answered' },
-    });
+    const updated = await this.untilAnswered(
+      'update',
+      'PUT',
+      path,
+      { data: { score: logical.score, step: 'answered' } },
+      {},
+      logical.marker,
+    );
     if (updated.outcome !== 200) return;
     logical.updateAcked = true;
-    const finished = await this.untilAnswered('finish', 'PUT', path, {
-      finished: true,
-      data: { plan: 'pro', step: 'finished' },
-    });
+    const finished = await this.untilAnswered(
+      'finish',
+      'PUT',
+      path,
+      { finished: true, data: { plan: 'pro', step: 'finished' } },
+      {},
+      logical.marker,
+    );
     // A finish whose answer was lost (and which was applied) is refused when sent again: the
     // response is finished already. The edge says so, so the store must hold it finished too.
     const finishedBefore =
@@ -235,8 +289,10 @@ export class FaultLoad {
     const reply = await this.send('display', 'POST', `/api/v1/client/${tenant.environmentId}/displays`, {
       surveyId: tenant.surveyId,
     });
-    if (reply.outcome === 200 && reply.answer?.data?.id)
+    if (reply.outcome === 200 && reply.answer?.data?.id) {
+      reply.sent.ref = reply.answer.data.id;
       this.displays.push({ id: reply.answer.data.id, tenant });
+    }
   }
 
   private async identify(n: number): Promise<void> {
@@ -244,9 +300,17 @@ export class FaultLoad {
     const userId = `${this.options.label}-user-${n}`;
     const plan = `plan-${n}`;
     const path = `/api/v1/client/${tenant.environmentId}/user`;
-    const first = await this.send('identify', 'POST', path, { userId, attributes: { plan: 'trial' } });
+    const ref = `${tenant.environmentId}/${userId}`;
+    const first = await this.send(
+      'identify',
+      'POST',
+      path,
+      { userId, attributes: { plan: 'trial' } },
+      {},
+      ref,
+    );
     if (first.outcome !== 200) return;
-    const reply = await this.send('identify', 'POST', path, { userId, attributes: { plan } });
+    const reply = await this.send('identify', 'POST', path, { userId, attributes: { plan } }, {}, ref);
     if (reply.outcome === 200) this.identifies.push({ tenant, userId, plan });
   }
 
@@ -274,6 +338,11 @@ export interface StoredCheck {
   duplicated: string[];
   displaysLost: string[];
   identifiesLost: string[];
+  /**
+   * Everything lost or doubled, by the `ref` of the requests that wrote it: the markers of lost and
+   * duplicated responses, the ids of lost displays, the keys of lost identifies.
+   */
+  lostRefs: Set<string>;
 }
 
 /** Compares what the load had acknowledged with what the database holds now. */
@@ -293,6 +362,7 @@ export async function checkStored(databaseUrl: string, load: FaultLoad): Promise
       perMarker.set(marker, (perMarker.get(marker) ?? 0) + 1);
     }
     const lost: string[] = [];
+    const lostMarkers: string[] = [];
     for (const r of load.responses) {
       if (!r.id) continue;
       const row = byId.get(r.id);
@@ -305,7 +375,10 @@ export async function checkStored(databaseUrl: string, load: FaultLoad): Promise
             : r.finishAcked && (!row.finished || row.data.plan !== 'pro' || row.data.step !== 'finished')
               ? `finished=${row.finished} plan=${String(row.data.plan)} step=${String(row.data.step)}`
               : undefined;
-      if (problem) lost.push(`${r.id} (${r.marker}): ${problem}`);
+      if (problem) {
+        lost.push(`${r.id} (${r.marker}): ${problem}`);
+        lostMarkers.push(r.marker);
+      }
     }
     const duplicated = [...perMarker].flatMap(([marker, count]) =>
       Array.from({ length: count - 1 }, () => marker),
@@ -324,14 +397,17 @@ export async function checkStored(databaseUrl: string, load: FaultLoad): Promise
       environments,
     ]);
     const contactOf = new Map(contacts.rows.map((c) => [`${c.environment_id}/${c.user_id}`, c.attributes]));
+    const displaysLost = displayIds.filter((id) => !foundDisplays.has(id));
+    const identifiesLost = load.identifies
+      .filter((i) => contactOf.get(`${i.tenant.environmentId}/${i.userId}`)?.plan !== i.plan)
+      .map((i) => `${i.tenant.environmentId}/${i.userId}`);
     return {
       stored: rows.rows.length,
       lost,
       duplicated,
-      displaysLost: displayIds.filter((id) => !foundDisplays.has(id)),
-      identifiesLost: load.identifies
-        .filter((i) => contactOf.get(`${i.tenant.environmentId}/${i.userId}`)?.plan !== i.plan)
-        .map((i) => `${i.tenant.environmentId}/${i.userId}`),
+      displaysLost,
+      identifiesLost,
+      lostRefs: new Set([...lostMarkers, ...duplicated, ...displaysLost, ...identifiesLost]),
     };
   } finally {
     await client.end();

@@ -344,6 +344,51 @@ export interface FaultReport {
   edgeStarts: number;
   processorExits: string[];
   consumerCrashes: number;
+  /** The requests sent while PostgreSQL was stopped, when the scenario stops it (markStoreDown). */
+  storeOutage?: OutageWindow;
+}
+
+/** What became of the requests sent during a fault's window. */
+export interface OutageWindow {
+  durationMs: number;
+  sent: number;
+  /** Answered 2xx. */
+  accepted: number;
+  status503: number;
+  /** Requests the client gave up waiting for (it retries them), or whose connection broke. */
+  noAnswer: number;
+  /** Outcomes per kind of request: `{"create": {"200": n}, …}`. */
+  byKind: Record<string, Record<string, number>>;
+  /** Of the accepted writes: reflected in PostgreSQL after the catch-up, lost, stored twice. */
+  stored: number;
+  lost: number;
+  duplicated: number;
+}
+
+/** The outcomes of the requests sent while PostgreSQL was stopped, checked against the ledger. */
+function storeOutageWindow(load: FaultLoad, check: StoredCheck): OutageWindow | undefined {
+  const sent = load.sentWhileStoreDown();
+  const window = load.storeOutage();
+  if (!window) return undefined;
+  const byKind: Record<string, Record<string, number>> = {};
+  for (const r of sent) {
+    const counts = (byKind[r.kind] ??= {});
+    counts[String(r.outcome)] = (counts[String(r.outcome)] ?? 0) + 1;
+  }
+  const accepted = sent.filter((r) => typeof r.outcome === 'number' && r.outcome < 300);
+  const duplicatedMarkers = new Set(check.duplicated);
+  const lost = accepted.filter((r) => r.ref !== undefined && check.lostRefs.has(r.ref));
+  return {
+    durationMs: window.durationMs,
+    sent: sent.length,
+    accepted: accepted.length,
+    status503: sent.filter((r) => r.outcome === 503).length,
+    noAnswer: sent.filter((r) => typeof r.outcome !== 'number').length,
+    byKind,
+    stored: accepted.length - lost.length,
+    lost: lost.filter((r) => !duplicatedMarkers.has(r.ref!)).length,
+    duplicated: lost.filter((r) => duplicatedMarkers.has(r.ref!)).length,
+  };
 }
 
 export interface ScenarioResult {
@@ -415,6 +460,7 @@ export async function runFaultScenario(
     edgeStarts: cluster.edge.starts,
     processorExits: cluster.processorExits(),
     consumerCrashes: cluster.consumerCrashes(),
+    storeOutage: storeOutageWindow(load, check),
   };
   console.log('FAULT', JSON.stringify(report));
   return { report, check, load };

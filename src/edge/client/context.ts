@@ -1,7 +1,7 @@
 // What the client routes share: the caches they answer from, where they write, and the checks
 // every client request goes through (environment, plan, survey), with the messages of the compat
 // notes.
-import { ChorusError, invalidInput, notFound } from '../../errors.ts';
+import { ChorusError, invalidInput, isUnavailable, notFound } from '../../errors.ts';
 import type { Outputs } from '../../kafka/outputs.ts';
 import type { ContactRecord } from '../../store/contacts.ts';
 import type { DisplayStatus } from '../../store/displays.ts';
@@ -160,6 +160,61 @@ export async function contactOf(
   const contact = await ctx.contacts.get(contactId);
   if (!contact || contact.environmentId !== environmentId) return undefined;
   return { userId: contact.userId, contactId: contact.id };
+}
+
+/**
+ * A read that a write can do without while the store is unavailable: `{value}`, or undefined when
+ * the store could not be read (an `unavailable` error; any other failure is thrown).
+ */
+export async function unlessUnavailable<T>(read: Promise<T>): Promise<{ value: T } | undefined> {
+  try {
+    return { value: await read };
+  } catch (error) {
+    if (isUnavailable(error)) return undefined;
+    throw error;
+  }
+}
+
+/**
+ * What the edge knows of the earlier attempt of a retried write (`Idempotency-Key`): the status of
+ * the record it wrote, when it was acknowledged or stored, or `unknown` (the error) when the store
+ * cannot be read now and neither this edge nor Redis holds it.
+ */
+export interface EarlierAttempt<V> {
+  status?: V;
+  unknown?: ChorusError;
+}
+
+export async function earlierAttempt<V>(
+  statuses: Pick<SharedStatuses<V>, 'get'>,
+  id: string,
+): Promise<EarlierAttempt<V>> {
+  try {
+    return { status: await statuses.get(id) };
+  } catch (error) {
+    if (!isUnavailable(error)) throw error;
+    return { unknown: error };
+  }
+}
+
+/**
+ * Runs the write of a retry. When its earlier attempt is unknown (the store is unavailable), the
+ * write goes on: it writes the same command again, with the same event id, which the processor
+ * skips if the earlier one arrives after all. But a refusal (a paused survey, a used link, …) could
+ * be wrong, since the earlier attempt may have been taken before whatever refuses it now, and would
+ * then be answered as it was: so it is answered with the outage (503) instead, and the client asks
+ * again once the store can tell.
+ */
+export async function unlessRefusedUnknowing<T>(
+  earlier: EarlierAttempt<unknown>,
+  write: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    if (earlier.unknown && error instanceof ChorusError && !isUnavailable(error)) throw earlier.unknown;
+    throw error;
+  }
 }
 
 export function validationFailed(problems: Record<string, string>): never {

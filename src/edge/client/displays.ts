@@ -13,9 +13,11 @@ import { preflight } from './cors.ts';
 import {
   CORS_HEADERS,
   contactOf,
+  earlierAttempt,
   envelope,
   openSurveyRequest,
   type ClientContext,
+  unlessRefusedUnknowing,
   userOf,
   type Identity,
 } from './context.ts';
@@ -97,8 +99,18 @@ async function createDisplay(
   open: (ctx: ClientContext, request: RouteRequest) => Promise<OpenDisplay>,
 ) {
   // A retry of an attempt that was stored after all is answered as that attempt (see responses.ts).
-  const earlier = retry ? await ctx.displays.get(ids.id) : undefined;
-  if (earlier) return { status: 200, body: { data: { id: ids.id, surveyId: earlier.surveyId } } };
+  const earlier = retry ? await earlierAttempt(ctx.displays, ids.id) : {};
+  if (earlier.status)
+    return { status: 200, body: { data: { id: ids.id, surveyId: earlier.status.surveyId } } };
+  return unlessRefusedUnknowing(earlier, () => writeDisplay(ctx, request, ids, open));
+}
+
+async function writeDisplay(
+  ctx: ClientContext,
+  request: RouteRequest,
+  ids: IdempotentWrite['ids'],
+  open: (ctx: ClientContext, request: RouteRequest) => Promise<OpenDisplay>,
+) {
   const { environmentId, survey, identity } = await open(ctx, request);
 
   // A retry (Idempotency-Key) writes the first attempt's event again: the processor skips a repeat.

@@ -6,6 +6,18 @@
 // §5.8), so both kinds of client are served by one shape. v1 keeps the spec's body rules (string
 // attribute values only); v2, where js-core and the mobile SDKs identify, also takes numbers and
 // booleans, written as strings (the spec's rule 2 for contacts).
+//
+// While PostgreSQL is unavailable an identify is still accepted (written to Kafka, answered 200;
+// the contact processor applies it once PostgreSQL is back), for an environment the edge knows. What
+// the answer can say then is what the edge holds: the contact's attributes merged into the cached
+// contact, or the sent ones alone when the edge does not hold it; and a user state WITHOUT the
+// contact's stored history, which cannot be read. That state lists the displays and responses this
+// edge wrote for the contact lately, and no segment, so the widget shows the user no survey until it
+// identifies again, at its first page load after a minute (USER_STATE_WITHOUT_HISTORY_TTL_MS).
+// Listing the environment's app surveys instead would let the widget show a survey the user has
+// already answered, or seen as often as it may be shown, since it filters by that history: missing
+// a survey for a while is the lesser harm. (js-core pushes `expiresAt` back by itself while a page
+// stays open, so on that page the state lasts until it identifies again.)
 import Type from 'typebox';
 import { mergeAttributes } from '../../contacts/merge.ts';
 import { contactIdFor } from '../../ids.ts';
@@ -25,10 +37,11 @@ import {
   envelope,
   requireEnterpriseForUserId,
   requireEnvironment,
+  unlessUnavailable,
   type ClientContext,
 } from './context.ts';
 import { withRecentWrites } from './recent-activity.ts';
-import { buildUserState } from './user-state.ts';
+import { buildUserState, USER_STATE_WITHOUT_HISTORY_TTL_MS } from './user-state.ts';
 
 /** Reads what the user state needs from the store (store/contact-activity.ts). */
 export type ActivityReader = (environmentId: string, contactId: string) => Promise<ContactActivity>;
@@ -147,17 +160,28 @@ async function identify(
   // lately added (still in Kafka, or not yet applied by their processors). Those other edges
   // acknowledged are eventually consistent: they appear once stored (see recent-activity.ts), as do
   // app surveys created since the read. The widget reads the state again when it expires. Read
-  // beside the write: if either fails the client retries, and an identify sent twice merges the
-  // same attributes twice, which changes nothing.
+  // beside the write: if the write fails the client retries, and an identify sent twice merges the
+  // same attributes twice, which changes nothing. A history that cannot be read (PostgreSQL
+  // unavailable) is left out, and the state says so by its segments and expiry (see above).
   const contactId = contactIdFor(environmentId, input.userId);
   const [contact, stored] = await Promise.all([
     publishIdentify(ctx, environmentId, input),
-    activityOf(environmentId, contactId),
+    unlessUnavailable(activityOf(environmentId, contactId)),
   ]);
-  const activity = withRecentWrites(stored, ctx.recent.of(contactId));
-  const state = buildUserState(contact, activity, new Date());
+  const recent = ctx.recent.of(contactId);
+  const state = stored
+    ? buildUserState(contact, withRecentWrites(stored.value, recent), new Date())
+    : buildUserState(
+        contact,
+        withRecentWrites(WITHOUT_HISTORY, recent),
+        new Date(),
+        USER_STATE_WITHOUT_HISTORY_TTL_MS,
+      );
   return { status: 200, body: { data: { ...contact, state } } };
 }
+
+/** No app survey (so no segment) and nothing shown or answered: what a state without the store knows. */
+const WITHOUT_HISTORY: ContactActivity = { appSurveyIds: [], displays: [], respondedSurveyIds: [] };
 
 /** Writes the identify to Kafka and returns the contact as it will be once applied. */
 export async function publishIdentify(
@@ -173,16 +197,21 @@ export async function publishIdentify(
     userId: input.userId,
     attributes: input.attributes,
   };
-  const existing = await ctx.contacts.get(contactId);
+  // The stored contact, whose attributes the answer merges the sent ones into. While the store is
+  // unavailable and the edge does not hold it, the answer has the sent attributes alone (the
+  // processor still merges them into the stored ones), and the edge keeps it provisionally: this
+  // edge's writes naming the contact are accepted through the outage, and the stored record is
+  // read again as soon as the store answers.
+  const existing = await unlessUnavailable(ctx.contacts.get(contactId));
   await ctx.outputs.contacts.publish(event);
   const contact: ContactRecord = {
     id: contactId,
-    createdAt: existing?.createdAt ?? event.occurredAt,
+    createdAt: existing?.value?.createdAt ?? event.occurredAt,
     updatedAt: event.occurredAt,
     environmentId,
     userId: input.userId,
-    attributes: mergeAttributes(existing?.attributes, input.attributes, input.userId),
+    attributes: mergeAttributes(existing?.value?.attributes, input.attributes, input.userId),
   };
-  ctx.contacts.set(contactId, contact);
+  ctx.contacts.set(contactId, contact, { provisional: existing === undefined });
   return contact;
 }

@@ -18,12 +18,14 @@ import { preflight } from './cors.ts';
 import {
   CORS_HEADERS,
   contactOf,
+  earlierAttempt,
   envelope,
   openSurveyRequest,
   requireEnvironment,
   validationFailed,
   userOf,
   withoutNulls,
+  unlessRefusedUnknowing,
   type ClientContext,
   type Identity,
 } from './context.ts';
@@ -104,9 +106,18 @@ async function createResponse(
 ) {
   // A retry of an attempt that was stored after all (its 503 did not mean "not written") is
   // answered as that attempt, whatever changed since: the survey may be paused, full or gone now.
-  const earlier = retry ? await ctx.responses.get(ids.id) : undefined;
-  if (earlier && earlier.environmentId === request.params.environmentId)
+  const earlier = retry ? await earlierAttempt(ctx.responses, ids.id) : {};
+  if (earlier.status && earlier.status.environmentId === request.params.environmentId)
     return { status: 200, body: { data: { id: ids.id } } };
+  return unlessRefusedUnknowing(earlier, () => writeResponse(ctx, request, ids, open));
+}
+
+async function writeResponse(
+  ctx: ClientContext,
+  request: RouteRequest,
+  ids: IdempotentWrite['ids'],
+  open: (ctx: ClientContext, request: RouteRequest) => Promise<OpenCreate>,
+) {
   const { environmentId, body, survey, identity } = await open(ctx, request);
   const quota = fullQuotaFor(survey, body.data);
   const ending = quotaEnding(quota);

@@ -10,6 +10,13 @@ import { segmentIdOf } from '../../surveys/widget-state.ts';
 /** How long the widget keeps the state before it identifies again (Formbricks: 30 minutes). */
 export const USER_STATE_TTL_MS = 30 * 60_000;
 
+/**
+ * How long the widget keeps a state built without the contact's stored history (PostgreSQL was
+ * unavailable: see identify.ts). js-core reads `expiresAt` when a page loads, and identifies again
+ * once it has passed; while one page stays open it pushes the time back itself, every minute.
+ */
+export const USER_STATE_WITHOUT_HISTORY_TTL_MS = 60_000;
+
 export interface UserState {
   data: {
     userId: string;
@@ -28,6 +35,7 @@ export function buildUserState(
   contact: { id: string; userId: string; attributes: Readonly<Record<string, string>> },
   activity: ContactActivity,
   now: Date,
+  ttlMs = USER_STATE_TTL_MS,
 ): UserState {
   // Newest first whatever the caller's order: the widget reads lastDisplayAt, not the list's order.
   const displays = activity.displays
@@ -44,6 +52,6 @@ export function buildUserState(
       lastDisplayAt: displays[0]?.createdAt ?? null,
       ...(language ? { language } : {}),
     },
-    expiresAt: new Date(now.getTime() + USER_STATE_TTL_MS).toISOString(),
+    expiresAt: new Date(now.getTime() + ttlMs).toISOString(),
   };
 }

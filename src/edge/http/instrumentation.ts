@@ -27,7 +27,7 @@ export function measured(handler: HttpHandler, metrics: Metrics): HttpHandler {
 
 /** Health checks are never traced (spec), nor would a `/metrics` path be. */
 const untraced = (path: string) =>
-  path === '/health' || path === '/api/v2/health' || path.startsWith('/metrics');
+  path === '/health' || path === '/api/v2/health' || path === '/health/intake' || path.startsWith('/metrics');
 
 /** A server span around every other request (uWS is not seen by the Node HTTP instrumentation). */
 export function traced(handler: HttpHandler): HttpHandler {
