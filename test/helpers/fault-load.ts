@@ -40,6 +40,11 @@ export interface Sent {
    * a display's id (once answered), an identified user's `environmentId/userId`.
    */
   ref?: string;
+  /**
+   * A finish sent again after a lost answer and refused as already finished: it confirms the
+   * earlier attempt, which was applied (see chain()).
+   */
+  confirmsEarlier?: boolean;
 }
 
 interface LogicalResponse {
@@ -280,7 +285,10 @@ export class FaultLoad {
       finished.retried &&
       finished.outcome === 400 &&
       finished.answer?.details?.code === 'response_already_finished';
-    if (finishedBefore) this.finishesConfirmedByRefusal++;
+    if (finishedBefore) {
+      this.finishesConfirmedByRefusal++;
+      finished.sent.confirmsEarlier = true;
+    }
     logical.finishAcked = finished.outcome === 200 || finishedBefore;
   }
 
