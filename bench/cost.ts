@@ -55,7 +55,9 @@ export async function measureCost(options: CostOptions): Promise<CostResult | un
   if (!load) return undefined;
   const wrkTicks = load.cpuTicks;
   const target = rowsBefore + load.total - load.non2xx - load.errors;
-  const drained = await waitForRows(options.countRows, target, Date.now() + options.drainTimeoutMs);
+  const drained = await waitForRows(options.countRows, target, Date.now() + options.drainTimeoutMs, {
+    stallMs: 3000,
+  });
   const machineAfter = machineBusyTicks();
   const processesAfter = processTicks(options.ownProcesses());
   const rows = drained.rows - rowsBefore;
@@ -137,16 +139,25 @@ function readOr(file: string): string {
   }
 }
 
-/** Polls until the count reaches `target`, or stops growing for 3 s, or the deadline passes. */
-async function waitForRows(count: () => Promise<number>, target: number, deadline: number) {
+/**
+ * Polls the row count until it reaches `target` (and has not changed for `settleMs`), until it stops
+ * growing for `stallMs`, or until the deadline (epoch ms) passes. `at` is when the count last
+ * changed (within the 50 ms of a poll).
+ */
+export async function waitForRows(
+  count: () => Promise<number>,
+  target: number,
+  deadline: number,
+  { settleMs = 0, stallMs = Infinity } = {},
+): Promise<{ rows: number; at: number; complete: boolean }> {
   let last = -1;
   let changedAt = Date.now();
   for (;;) {
     const rows = await count();
     const now = Date.now();
     if (rows !== last) [last, changedAt] = [rows, now];
-    if (rows >= target) return { rows, at: now, complete: true };
-    if (now > deadline || now - changedAt > 3000) return { rows, at: changedAt, complete: false };
+    if (rows >= target && now - changedAt >= settleMs) return { rows, at: changedAt, complete: true };
+    if (now > deadline || now - changedAt > stallMs) return { rows, at: changedAt, complete: false };
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }

@@ -32,7 +32,7 @@ import { startOtlpSink } from './otlp-sink.ts';
 import { runLoad, type LoadOptions, type LoadResult } from './load.ts';
 import { runPacedLoad, type PacedLoadResult } from './paced-load.ts';
 import { runWrk, type WrkResult } from './wrk.ts';
-import { measureCost } from './cost.ts';
+import { measureCost, waitForRows } from './cost.ts';
 import { rolesOf, sampleTree, startChorusProcess, type ProcessUsage } from './processes.ts';
 import { formatTable, writeJson, type BenchReport, type ChorusTarget } from './report.ts';
 import { loadSettings, LogLevel } from './settings.ts';
@@ -189,7 +189,7 @@ async function measureChorus(
     // (the world's database is new: the count starts at 0).
     const before =
       role === 'all'
-        ? await waitForRows(countRows, warmUp.ok2xx, Date.now() + deadlineMs, SETTLE_MS)
+        ? await waitForRows(countRows, warmUp.ok2xx, Date.now() + deadlineMs, { settleMs: SETTLE_MS })
         : undefined;
 
     const sampler = sampleTree(chorus.pid);
@@ -255,26 +255,6 @@ async function measureChorus(
     };
   } finally {
     await chorus.stop();
-  }
-}
-
-/**
- * Polls the row count until it reaches `target` and has not changed for `settleMs`, or until the
- * deadline (epoch ms) passes. `at` is when the count last changed (or reached the target).
- */
-async function waitForRows(count: () => Promise<number>, target: number, deadline: number, settleMs = 0) {
-  let last = -1;
-  let changedAt = Date.now();
-  for (;;) {
-    const rows = await count();
-    const now = Date.now();
-    if (rows !== last) [last, changedAt] = [rows, now];
-    if (rows >= target && now - changedAt >= settleMs) return { rows, at: changedAt, complete: true };
-    if (now > deadline) {
-      logger.warn({ rows, target }, 'deadline passed before every acknowledged response was stored');
-      return { rows, at: now, complete: false };
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
 
