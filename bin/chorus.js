@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// The `chorus` command. It runs the compiled JavaScript in dist/ (`npm run build`, which `npm ci`
-// and `npm start` run) when that build is newer than every source file; otherwise, as while
+// The `chorus` command. It runs the compiled JavaScript in dist/ (`npm run build`, which `npm start`
+// and `npm test` run) when that build is newer than every source file; otherwise, as while
 // developing, the TypeScript sources through tsx's loader, so that a stale build never runs. The
 // container image holds dist/ without the sources: there dist/ is what runs.
 import { existsSync, readdirSync, statSync } from 'node:fs';

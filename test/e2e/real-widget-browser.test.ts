@@ -107,7 +107,7 @@ describe(
   'the real Formbricks widget in headless Chromium, from another origin',
   // Opt-in (widget contract §6, Tier B): the widget's bundles are in no registry and Chorus does not
   // vendor them, so without FORMBRICKS_WIDGET_DIR or Chromium the suite skips and prints why.
-  { skip: skipReason() },
+  { skip: skipReason() }, // opt-in: skipped, with the reason printed, without the widget bundles or Chromium
   () => {
     let app: RunningChorus;
     let host: Server;
