@@ -8,10 +8,8 @@
 // The load is wrk with one thread (`wrk -t1`), a process of its own whose CPU is read and taken
 // off: a load generator in Node would cost more than some of the servers it loads.
 import { readdirSync, readFileSync } from 'node:fs';
+import { readOr, ticksIn, TICKS_PER_SECOND } from './processes.ts';
 import { runWrk, type WrkResult } from './wrk.ts';
-
-/** Clock ticks per second of /proc's CPU times (USER_HZ: 100 on Linux). */
-const TICKS_PER_SECOND = 100;
 
 export interface CostOptions {
   url: string;
@@ -126,17 +124,7 @@ function groupOf(pid: number): string | undefined {
 /** utime + stime of a process, in ticks (its own, not its children's). */
 function ticksOf(pid: number): number | undefined {
   const stat = readOr(`/proc/${pid}/stat`);
-  if (!stat) return undefined;
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return Number(fields[11]) + Number(fields[12]);
-}
-
-function readOr(file: string): string {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch {
-    return '';
-  }
+  return stat ? ticksIn(stat) : undefined;
 }
 
 /**

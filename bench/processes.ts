@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 
 const CLI = fileURLToPath(new URL('../bin/chorus.js', import.meta.url));
 /** Clock ticks per second of /proc/<pid>/stat's CPU times (USER_HZ: 100 on Linux). */
-const TICKS_PER_SECOND = 100;
+export const TICKS_PER_SECOND = 100;
 
 export interface ChorusProcess {
   pid: number;
@@ -118,10 +118,13 @@ function read(pid: number): Sample | undefined {
   const status = readOr(`/proc/${pid}/status`, '');
   const rssKb = /VmRSS:\s+(\d+) kB/.exec(status)?.[1];
   if (!stat || !rssKb) return undefined;
-  // Fields after the command (which may hold spaces) start at field 3; utime and stime are 14, 15.
+  return { rss: Number(rssKb) * 1024, cpuSeconds: ticksIn(stat) / TICKS_PER_SECOND };
+}
+
+/** utime + stime of a /proc/<pid>/stat (fields 14 and 15; those after the command start at 3). */
+export function ticksIn(stat: string): number {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const ticks = Number(fields[11]) + Number(fields[12]);
-  return { rss: Number(rssKb) * 1024, cpuSeconds: ticks / TICKS_PER_SECOND };
+  return Number(fields[11]) + Number(fields[12]);
 }
 
 function roleOf(pid: number): string {
@@ -130,7 +133,7 @@ function roleOf(pid: number): string {
   return at >= 0 ? (argv[at + 1] ?? '?') : 'edge (and supervisor)';
 }
 
-function readOr(file: string, fallback: string): string {
+export function readOr(file: string, fallback = ''): string {
   try {
     return readFileSync(file, 'utf8');
   } catch {
