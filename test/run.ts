@@ -1,7 +1,12 @@
 // `npm test`: brings up what the tests need (local Kafka, PostgreSQL, Redis, as `chorus start`
 // does), then runs every test file with node's test runner. Each test file makes its own database,
-// topics and consumer groups, so files run in parallel.
-import { spawn } from 'node:child_process';
+// topics and consumer groups, so files run in parallel — except the fault scenarios, which run
+// afterwards one at a time with nothing beside them: each runs a load, several `chorus start`
+// processes and the fault itself, and on two cores anything beside it starves its load client (its
+// 5 s request timeouts fired 9 to 14 s late), which is the machine failing, not Chorus.
+import { Readable } from 'node:stream';
+import { run } from 'node:test';
+import { spec, tap, type TestEvent } from 'node:test/reporters';
 import { loadConfig } from '../src/config.ts';
 import { createLogger } from '../src/logger.ts';
 import { ensureLocalServices } from '../src/local-services.ts';
@@ -9,36 +14,74 @@ import { root, testFiles } from './test-files.ts';
 
 const config = loadConfig();
 const local = await ensureLocalServices(config, createLogger('warn', process.stderr));
-const files =
-  process.argv.slice(2).length > 0 ? process.argv.slice(2) : [...testFiles('src'), ...testFiles('test')];
+const named = process.argv.slice(2);
+const files = named.length > 0 ? named : [...testFiles('src'), ...testFiles('test')];
+const isFaultScenario = (file: string) => file.startsWith('test/faults/');
 
-const child = spawn(
-  process.execPath,
-  // --test-force-exit: a file whose tests are done exits even if a client library left a retry
-  // timer behind (kafkajs reconnecting to a broker a test stopped), instead of hanging to the timeout.
-  [
-    '--import',
-    'tsx',
-    '--test',
-    '--test-force-exit',
-    '--test-concurrency=3',
-    // Per file, not per test: the PostgreSQL outage fault test stops PostgreSQL for a minute, and
-    // its start and catch-up took two more on a busy two-core machine.
-    '--test-timeout=300000',
-    ...files,
-  ],
-  {
-    cwd: root,
-    stdio: 'inherit',
-    env: {
-      ...process.env,
-      // The tests use these servers; each file creates its own database and topics on them.
-      CHORUS_TEST_DATABASE_URL: local.databaseUrl,
-      KAFKA_BROKERS: config.kafka.brokers.join(','),
-      REDIS_URL: config.redis.url,
-    },
-  },
-);
-const code = await new Promise<number>((resolve) => child.on('close', (c) => resolve(c ?? 1)));
+// The tests use these servers; each file creates its own database and topics on them.
+process.env.CHORUS_TEST_DATABASE_URL = local.databaseUrl;
+process.env.KAFKA_BROKERS = config.kafka.brokers.join(',');
+process.env.REDIS_URL = config.redis.url;
+process.chdir(root);
+
+let failed = false;
+const events = inPhases([
+  { files: files.filter((f) => !isFaultScenario(f)), concurrency: 3 },
+  { files: files.filter(isFaultScenario), concurrency: 1 },
+]);
+await new Promise<void>((resolve, reject) => {
+  Readable.from(events)
+    .compose(process.stdout.isTTY ? new spec() : tap)
+    .on('error', reject)
+    .on('end', resolve)
+    .pipe(process.stdout);
+});
 await local.stop();
-process.exit(code);
+process.exit(failed ? 1 : 0);
+
+/**
+ * The events of one run of node's runner per phase, one after the other, as one report: the files'
+ * numbers go on from one phase to the next, and the plan and the totals come once, at the end.
+ * (node's runner is called here rather than as `node --test`, which also sorts the files it is given.)
+ */
+async function* inPhases(phases: { files: string[]; concurrency: number }[]): AsyncGenerator<TestEvent> {
+  let numbered = 0;
+  const totals = new Map<string, number>();
+  for (const phase of phases) {
+    if (phase.files.length === 0) continue;
+    let count = 0;
+    const stream = run({
+      ...phase,
+      // Per file, not per test: the PostgreSQL outage fault test stops PostgreSQL for a minute, and
+      // its start and catch-up took two more on a busy two-core machine.
+      timeout: 300_000,
+      // A file whose tests are done exits even if a client library left a retry timer behind (kafkajs
+      // reconnecting to a broker a test stopped), instead of hanging to the timeout.
+      forceExit: true,
+    });
+    for await (const event of stream as AsyncIterable<TestEvent>) {
+      if (event.type === 'test:fail' && !event.data.todo) failed = true;
+      if (event.data !== undefined && 'nesting' in event.data && event.data.nesting === 0) {
+        if (event.type === 'test:pass' || event.type === 'test:fail') {
+          count = Math.max(count, event.data.testNumber);
+          yield {
+            ...event,
+            data: { ...event.data, testNumber: event.data.testNumber + numbered },
+          } as TestEvent;
+          continue;
+        }
+        if (event.type === 'test:plan') continue;
+        const total = event.type === 'test:diagnostic' ? /^(\w+) ([\d.]+)$/.exec(event.data.message) : null;
+        if (total) {
+          totals.set(total[1]!, (totals.get(total[1]!) ?? 0) + Number(total[2]));
+          continue;
+        }
+      }
+      yield event;
+    }
+    numbered += count;
+  }
+  yield { type: 'test:plan', data: { nesting: 0, count: numbered } };
+  for (const [name, value] of totals)
+    yield { type: 'test:diagnostic', data: { nesting: 0, message: `${name} ${value}` } };
+}

@@ -57,6 +57,8 @@ export class Publisher {
   private closed = false;
   /** Batches that failed since the last one that was acknowledged. */
   private failedBatches = 0;
+  /** When the last batch was acknowledged (ms since the epoch; 0: none yet). */
+  private acknowledgedAt = 0;
 
   constructor(
     private readonly kafka: Kafka,
@@ -91,6 +93,11 @@ export class Publisher {
       if (this.queue.length >= this.options.maxBatchMessages) this.flushSoon(0);
       else this.flushSoon(this.options.lingerMs);
     });
+  }
+
+  /** Whether Kafka acknowledged a batch within `ms`, and none failed since. */
+  acknowledgedWithin(ms: number): boolean {
+    return this.failedBatches === 0 && Date.now() - this.acknowledgedAt <= ms;
   }
 
   /** Sends what is queued, waits for it, and disconnects. */
@@ -171,6 +178,7 @@ export class Publisher {
         deadline,
       ]);
       endTimer?.({ outcome: 'acknowledged' });
+      this.acknowledgedAt = Date.now();
       if (this.failedBatches > 0) {
         this.logger.info({ failedBatches: this.failedBatches }, 'kafka writes work again');
         this.failedBatches = 0;

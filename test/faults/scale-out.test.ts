@@ -174,6 +174,7 @@ describe('scale-out: several edges and processors, partitions added and processo
       finishAnnouncedTwiceUnderTwoIds: [...finishesPerResponse.values()].filter((ids) => ids.size > 1).length,
       settledWithinMs: settledIn,
       processorStarts: processors.map((p) => p.starts),
+      edgeStarts: edges.map((e) => e.starts),
       parkedLogged: processors.reduce((n, p) => n + p.grep(/"msg":"parked commands applied"/).length, 0),
     };
     console.log('SCALE', JSON.stringify(report));
@@ -184,7 +185,13 @@ describe('scale-out: several edges and processors, partitions added and processo
     assert.deepEqual(
       Object.keys(outcomes).filter((o) => o !== '200'),
       [],
-      `every request acknowledged: ${sample(failing.map((r) => `${r.what} → ${r.outcome}`))}`,
+      `every request acknowledged: ${sample(
+        failing.map(
+          (r) =>
+            `${((r.sentAt - started) / 1000).toFixed(1)}s ${r.what} → ${r.outcome}` +
+            `${r.error ? ` (${r.error})` : ''} after ${r.answeredAt - r.sentAt} ms`,
+        ),
+      )}`,
     );
     assert.equal(report.lost, 0, `acknowledged responses lost or out of order: ${sample(check.lost)}`);
     assert.equal(report.duplicated, 0, `logical responses stored twice: ${sample(check.duplicated)}`);

@@ -175,11 +175,12 @@ export class FaultLoad {
 
   private async send(kind: Kind, method: string, path: string, body: unknown, headers = {}, ref?: string) {
     const sentAt = Date.now();
+    const baseUrl = this.nextBaseUrl();
     let outcome: Outcome;
     let answer: unknown;
     let failure: string | undefined;
     try {
-      const reply = await fetch(`${this.nextBaseUrl()}${path}`, {
+      const reply = await fetch(`${baseUrl}${path}`, {
         method,
         headers: { 'content-type': 'application/json', ...headers },
         body: JSON.stringify(body),
@@ -197,7 +198,7 @@ export class FaultLoad {
       sentAt,
       answeredAt: Date.now(),
       outcome,
-      what: `${method} ${path}`,
+      what: `${method} ${baseUrl}${path}`,
       error: failure,
       ref,
     };
