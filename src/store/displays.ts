@@ -5,11 +5,19 @@ import { lockDisplays } from './locks.ts';
 export interface DisplayStatus {
   surveyId: string;
   linked: boolean;
+  /**
+   * The response linked to it, once one is (an edge before this field shared `linked` alone: such
+   * a status says linked, and no id).
+   */
+  responseId?: string;
 }
 
 export async function findDisplayStatus(em: EntityManager, id: string): Promise<DisplayStatus | undefined> {
   const row = await em.fork().findOne(Display, { id }, { fields: ['surveyId', 'responseId'] });
-  return row ? { surveyId: row.surveyId, linked: row.responseId != null } : undefined;
+  if (!row) return undefined;
+  return row.responseId == null
+    ? { surveyId: row.surveyId, linked: false }
+    : { surveyId: row.surveyId, linked: true, responseId: row.responseId };
 }
 
 /**

@@ -261,6 +261,48 @@ describe('client API rules', () => {
     assert.equal(row.displayId, displayId);
   });
 
+  test("a display's response is looked up as the offline-progress widget does: null, then the response that links it, before and after the processors stored them", async () => {
+    const lookup = (environmentId: string, displayId: string) =>
+      call(app.baseUrl, 'GET', `/api/v1/client/${environmentId}/displays/${displayId}/response`);
+    const shown = await call(app.baseUrl, 'POST', `/api/v2/client/${env}/displays`, { surveyId: survey });
+    assert.equal(shown.status, 200);
+    const displayId = shown.body.data.id as string;
+
+    const unlinked = await lookup(env, displayId);
+    assert.equal(unlinked.status, 200);
+    assert.deepEqual(unlinked.body, { data: { responseId: null } });
+    assert.equal(unlinked.headers.get('access-control-allow-origin'), '*');
+
+    const linked = await post({ surveyId: survey, displayId, finished: false, data: {} });
+    assert.equal(linked.status, 200);
+    const responseId = linked.body.data.id as string;
+    assert.deepEqual((await lookup(env, displayId)).body, { data: { responseId } });
+    await waitFor(() => storedResponse(app.chorus.orm, responseId), { what: 'the linked response stored' });
+    assert.deepEqual((await lookup(env, displayId)).body, { data: { responseId } });
+
+    // Known only to the store (written by another deployment's edge, say): read from there.
+    const stored = 'dsp_storedonly0000000000000001';
+    await app.chorus.orm.em
+      .fork()
+      .getConnection()
+      .execute(
+        `insert into displays (id, environment_id, survey_id, response_id, created_at, updated_at)
+         values (?, ?, ?, ?, now(), now())`,
+        [stored, env, survey, responseId],
+      );
+    assert.deepEqual((await lookup(env, stored)).body, { data: { responseId } });
+
+    const missing = await lookup(env, 'dsp_missing');
+    assert.equal(missing.status, 404);
+    assert.deepEqual(missing.body, {
+      code: 'not_found',
+      message: 'Display not found',
+      details: { resource_id: 'dsp_missing', resource_type: 'Display' },
+    });
+    assert.equal((await lookup(otherEnv, displayId)).status, 404, 'a display of another environment');
+    assert.equal((await lookup(env, 'not an id')).status, 400);
+  });
+
   test('every client answer carries Access-Control-Allow-Origin, errors included, and OPTIONS answers preflight', async () => {
     const error = await post({ surveyId: 'srv_missing', finished: false, data: {} });
     assert.equal(error.headers.get('access-control-allow-origin'), '*');
@@ -268,6 +310,7 @@ describe('client API rules', () => {
       [responses(), 'POST, PUT, OPTIONS'],
       [`${responses()}/rsp_any`, 'POST, PUT, OPTIONS'],
       [`/api/v1/client/${env}/displays`, 'POST, OPTIONS'],
+      [`/api/v1/client/${env}/displays/dsp_any/response`, 'GET, OPTIONS'],
       [`/api/v1/client/${env}/user`, 'POST, OPTIONS'],
     ];
     for (const [path, methods] of cases) {

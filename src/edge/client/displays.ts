@@ -7,8 +7,9 @@ import type { DisplayCreated } from '../../events/displays.ts';
 import type { SurveySnapshot } from '../../store/surveys.ts';
 import type { Route, RouteRequest } from '../router.ts';
 import { data } from '../openapi/route-doc.ts';
-import { Display } from '../openapi/replies.ts';
-import { nullable } from '../validation.ts';
+import { Display, DisplayResponse } from '../openapi/replies.ts';
+import { nullable, requireId } from '../validation.ts';
+import { notFound } from '../../errors.ts';
 import { preflight } from './cors.ts';
 import {
   CORS_HEADERS,
@@ -16,6 +17,7 @@ import {
   earlierAttempt,
   envelope,
   openSurveyRequest,
+  requireEnvironment,
   type ClientContext,
   unlessRefusedUnknowing,
   userOf,
@@ -66,6 +68,27 @@ async function openV2(ctx: ClientContext, request: RouteRequest): Promise<OpenDi
 }
 
 export function clientDisplayRoutes(ctx: ClientContext, idempotency: Idempotency): Route[] {
+  const responsePath = '/api/v1/client/:environmentId/displays/:displayId/response';
+  return [
+    ...createRoutes(ctx, idempotency),
+    {
+      method: 'GET',
+      path: responsePath,
+      headers: CORS_HEADERS,
+      doc: {
+        summary: "The response linked to a display (a link survey's offline progress)",
+        description:
+          'As Formbricks answers it: `responseId` is null while no response names the display. A display or response accepted a moment ago by any edge is known before the processors stored it.',
+        replies: { 200: data(DisplayResponse, 'The display is known') },
+        errors: [400, 404, 503],
+      },
+      handler: (r) => displayResponse(ctx, r),
+    },
+    preflight(responsePath, ['GET']),
+  ];
+}
+
+function createRoutes(ctx: ClientContext, idempotency: Idempotency): Route[] {
   return (['v1', 'v2'] as const).flatMap((version): Route[] => {
     const path = `/api/${version}/client/:environmentId/displays`;
     const open = version === 'v1' ? openV1 : openV2;
@@ -90,6 +113,17 @@ export function clientDisplayRoutes(ctx: ClientContext, idempotency: Idempotency
       preflight(path, ['POST']),
     ];
   });
+}
+
+/** `{responseId}` of a display of the environment, or 404 (also for a display of another one). */
+async function displayResponse(ctx: ClientContext, request: RouteRequest) {
+  const environmentId = requireId('environmentId', request.params.environmentId);
+  const displayId = requireId('displayId', request.params.displayId);
+  await requireEnvironment(ctx, environmentId);
+  const display = await ctx.displays.get(displayId);
+  const survey = display && (await ctx.surveys.get(display.surveyId));
+  if (!display || survey?.environmentId !== environmentId) throw notFound('Display', displayId);
+  return { status: 200, body: { data: { responseId: display.responseId ?? null } } };
 }
 
 async function createDisplay(

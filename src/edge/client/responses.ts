@@ -169,7 +169,7 @@ async function writeResponse(
     responseId,
     statusOf({ environmentId, surveyId: survey.id, finished, data: body.data }, survey.quotas),
   );
-  if (body.displayId) ctx.displays.set(body.displayId, { surveyId: survey.id, linked: true });
+  if (body.displayId) ctx.displays.set(body.displayId, { surveyId: survey.id, linked: true, responseId });
   if (identity) ctx.recent.recordResponse(identity.contactId, survey.id);
   return { status: 200, body: { data: { id: responseId, ...quotaAnswer(quota) } } };
 }

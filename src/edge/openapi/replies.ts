@@ -47,6 +47,9 @@ export const ResponseAnswer = Type.Object({
 
 export const Display = Type.Object({ ...Stamps, surveyId: Id, contactId: OrNull(Id) });
 
+/** GET …/displays/{displayId}/response: the response that links the display, if one does. */
+export const DisplayResponse = Type.Object({ responseId: OrNull(Id) });
+
 export const Contact = Type.Object({
   ...Stamps,
   environmentId: Id,
