@@ -1,6 +1,6 @@
 // `npm test`: brings up what the tests need (local Kafka, PostgreSQL, Redis, as `chorus start`
-// does), then runs every test file with node's test runner. Each test file makes its own database,
-// topics and consumer groups, so files run in parallel — except the fault scenarios, which run
+// does, and Chromium for the browser test under CI), then runs every test file with node's test
+// runner. Each test file makes its own database, topics and consumer groups, so files run in parallel — except the fault scenarios, which run
 // afterwards one at a time with nothing beside them: each runs a load, several `chorus start`
 // processes and the fault itself, and on two cores anything beside it starves its load client (its
 // 5 s request timeouts fired 9 to 14 s late), which is the machine failing, not Chorus.
@@ -10,10 +10,13 @@ import { spec, tap, type TestEvent } from 'node:test/reporters';
 import { loadConfig } from '../src/config.ts';
 import { createLogger } from '../src/logger.ts';
 import { ensureLocalServices } from '../src/local-services.ts';
+import { ensureChromiumForCi } from './helpers/real-widget.ts';
 import { root, testFiles } from './test-files.ts';
 
 const config = loadConfig();
 const local = await ensureLocalServices(config, createLogger('warn', process.stderr));
+const noBrowser = ensureChromiumForCi();
+if (noBrowser) console.error(noBrowser);
 const named = process.argv.slice(2);
 const files = named.length > 0 ? named : [...testFiles('src'), ...testFiles('test')];
 const isFaultScenario = (file: string) => file.startsWith('test/faults/');

@@ -3,11 +3,12 @@
 // as the `@formbricks/js` npm loader does, the survey its page view triggers is answered to the end
 // by clicking, and the response stored in PostgreSQL is checked.
 //
-// Opt-in: the widget's two bundles, `formbricks.umd.cjs` and `surveys.umd.cjs`, are in no package
-// registry (they ship inside each Formbricks release, at /home/nextjs/apps/web/public/js/ in the
-// official image) and Chorus does not vendor them. Set FORMBRICKS_WIDGET_DIR to a folder holding
-// both, from one release (5.3.4 is the one the contract was read from), and install Debian's
-// `chromium` (or set CHROMIUM_PATH). Without either, the tests skip and say why.
+// The widget's two bundles, `formbricks.umd.cjs` and `surveys.umd.cjs`, are in no package registry
+// (they ship inside each Formbricks release, at /home/nextjs/apps/web/public/js/ in the official
+// image) and Chorus does not vendor them: the tests use FORMBRICKS_WIDGET_DIR, by default the
+// workplace's build from Formbricks' source beside this checkout (`../shared/vendor/formbricks-widget`,
+// see docs/operations.md, "The widget bundles"), and Debian's `chromium` (or CHROMIUM_PATH), which `npm test` installs under
+// CI. Without either, the tests skip and say why.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
@@ -18,12 +19,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { AddressInfo } from 'node:net';
 import { call, startTestChorus, type RunningChorus } from '../helpers/chorus.ts';
+import { CHROMIUM, WIDGET_DIR } from '../helpers/real-widget.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { TWO_BLOCKS } from '../helpers/widget-surveys.ts';
 import { Display, Response } from '../../src/store/entities.ts';
 
-const WIDGET_DIR = process.env.FORMBRICKS_WIDGET_DIR;
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const BUNDLES = ['formbricks.umd.cjs', 'surveys.umd.cjs'];
 /** The npm loader, a self-contained ES module the host page imports (contract §1). */
 const LOADER = fileURLToPath(import.meta.resolve('@formbricks/js'));
@@ -40,15 +40,12 @@ const CHROMIUM_ARGS = [
 ];
 
 function skipReason(): string | false {
-  if (!WIDGET_DIR) {
-    return (
-      'FORMBRICKS_WIDGET_DIR is not set: point it at a folder with formbricks.umd.cjs and surveys.umd.cjs ' +
-      'from one Formbricks release (they are in no package registry; the official image has them at ' +
-      '/home/nextjs/apps/web/public/js/)'
-    );
-  }
   const missing = BUNDLES.filter((name) => !existsSync(join(WIDGET_DIR, name)));
-  if (missing.length > 0) return `FORMBRICKS_WIDGET_DIR (${WIDGET_DIR}) lacks ${missing.join(' and ')}`;
+  if (missing.length > 0)
+    return (
+      `FORMBRICKS_WIDGET_DIR (${WIDGET_DIR}) lacks ${missing.join(' and ')}: point it at a folder with ` +
+      'both bundles of one Formbricks release (docs/operations.md, "The widget bundles", says where to get them)'
+    );
   if (!existsSync(CHROMIUM))
     return `no Chromium at ${CHROMIUM}: apt-get install chromium, or set CHROMIUM_PATH`;
   return false;
@@ -105,9 +102,9 @@ interface Exchange {
 
 describe(
   'the real Formbricks widget in headless Chromium, from another origin',
-  // Opt-in (widget contract §6, Tier B): the widget's bundles are in no registry and Chorus does not
-  // vendor them, so without FORMBRICKS_WIDGET_DIR or Chromium the suite skips and prints why.
-  { skip: skipReason() }, // opt-in: skipped, with the reason printed, without the widget bundles or Chromium
+  // Widget contract §6, Tier B: without the widget's bundles (in no registry, not vendored by
+  // Chorus) or Chromium, the suite skips and prints why.
+  { skip: skipReason() },
   () => {
     let app: RunningChorus;
     let host: Server;
@@ -218,7 +215,8 @@ describe(
         await page.goto(pageUrl);
         await page.waitForFunction("'formbricks' in window", undefined, { timeout: 10_000 });
         const modal = page.locator('#formbricks-modal-container');
-        await modal.waitFor({ timeout: 20_000 });
+        // Attached, not visible: the container has no size of its own (its children are fixed).
+        await modal.waitFor({ state: 'attached', timeout: 20_000 });
         await modal.getByText('What do you like most?').waitFor();
         await act(modal, run);
         run.stored = await page.evaluate<string | null>("localStorage.getItem('formbricks-js')");
@@ -339,36 +337,28 @@ describe(
       await checkRun(await answerSurvey(pageUrl, 'Debugging'), pageUrl, 'Debugging');
     });
 
-    test('an identified user (setUserId, setAttributes) gets the state, and the next survey is answered as that contact', async () => {
-      // The page view triggers the survey as soon as the widget is set up, before the page's
-      // setUserId has answered: the identity is used from the next page on, as on a real site.
-      const context = await browser.newContext();
-      try {
-        const userPath = `/api/v2/client/${env}/user`;
-        const first = await visit(context, `${hostUrl}/loader.html?user=u1`, async (_modal, run) => {
-          await waitFor(async () => run.exchanges.some((e) => e.path === userPath && e.status === 200), {
-            what: 'the user route to answer',
-          });
-        });
-        const user = first.exchanges.find((e) => e.method === 'POST' && e.path === userPath)!;
-        const { state } = (user.body as { data: { state: { data: Record<string, unknown> } } }).data;
-        assert.equal(state.data.userId, 'u1');
-        assert.match(String(state.data.contactId), /^ctc_/);
-        assert.ok(
-          (state.data.segments as string[]).includes(`seg_${surveyId}`),
-          'the survey is in a segment of u1',
-        );
+    test('an identified user (setUserId, setAttributes) gets the state, and the survey is answered as that contact', async () => {
+      // js-core waits for the pending identification before it shows the survey the page view
+      // triggered: the first page's survey is answered as the contact.
+      const userPath = `/api/v2/client/${env}/user`;
+      const pageUrl = `${hostUrl}/loader.html?user=u1`;
+      const run = await answerSurvey(pageUrl, 'Known user');
+      const user = run.exchanges.find((e) => e.method === 'POST' && e.path === userPath);
+      assert.ok(user, 'the widget identified the user');
+      assert.equal(user.status, 200);
+      const { state } = (user.body as { data: { state: { data: Record<string, unknown> } } }).data;
+      assert.equal(state.data.userId, 'u1');
+      assert.match(String(state.data.contactId), /^ctc_/);
+      assert.ok(
+        (state.data.segments as string[]).includes(`seg_${surveyId}`),
+        'the survey is in a segment of u1',
+      );
 
-        const pageUrl = `${hostUrl}/loader.html`;
-        const run = await visit(context, pageUrl, answerWith('Known user'));
-        const { row } = await checkRun(run, pageUrl, 'Known user');
-        const display = run.exchanges.find((e) => e.method === 'POST' && e.path.endsWith('/displays'))!;
-        assert.equal((display.requestBody as { contactId?: string }).contactId, state.data.contactId);
-        assert.equal(row.contactId, state.data.contactId);
-        assert.equal(String(row.contactAttributes?.seats), '3');
-      } finally {
-        await context.close();
-      }
+      const { row } = await checkRun(run, pageUrl, 'Known user');
+      const display = run.exchanges.find((e) => e.method === 'POST' && e.path.endsWith('/displays'))!;
+      assert.equal((display.requestBody as { contactId?: string }).contactId, state.data.contactId);
+      assert.equal(row.contactId, state.data.contactId);
+      assert.equal(String(row.contactAttributes?.seats), '3');
     });
   },
 );
