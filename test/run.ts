@@ -1,9 +1,10 @@
 // `npm test`: brings up what the tests need (local Kafka, PostgreSQL, Redis, as `chorus start`
 // does, and Chromium for the browser test under CI), then runs every test file with node's test
-// runner. Each test file makes its own database, topics and consumer groups, so files run in parallel — except the fault scenarios, which run
-// afterwards one at a time with nothing beside them: each runs a load, several `chorus start`
-// processes and the fault itself, and on two cores anything beside it starves its load client (its
-// 5 s request timeouts fired 9 to 14 s late), which is the machine failing, not Chorus.
+// runner. Each test file makes its own database, topics and consumer groups, so files run in
+// parallel — except the fault scenarios, which run afterwards one at a time with nothing beside
+// them: each runs a load, several `chorus start` processes and the fault itself, and on two cores
+// anything beside it starves its load client (its 5 s request timeouts fired 9 to 14 s late),
+// which is the machine failing, not Chorus.
 import { Readable } from 'node:stream';
 import { run } from 'node:test';
 import { spec, tap, type TestEvent } from 'node:test/reporters';
