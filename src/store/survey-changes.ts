@@ -48,9 +48,17 @@ export async function listenForSurveyChanges(
       );
       reconnectSoon(next);
     });
-    await next.connect();
-    await next.query(`listen ${SURVEY_CHANNEL}`);
-    if (handlers.onEnvironmentChange) await next.query(`listen ${ENVIRONMENT_CHANNEL}`);
+    // Closed by the server without an error (a clean shutdown): as broken.
+    next.on('end', () => reconnectSoon(next));
+    try {
+      await next.connect();
+      await next.query(`listen ${SURVEY_CHANNEL}`);
+      if (handlers.onEnvironmentChange) await next.query(`listen ${ENVIRONMENT_CHANNEL}`);
+    } catch (error) {
+      // A connection that answered but could not listen is closed, not left open per attempt.
+      void next.end().catch(() => undefined);
+      throw error;
+    }
     client = next;
   };
 
