@@ -115,20 +115,26 @@ export async function startChorus({
     if (metrics || tracingEnabled()) instrumentStore(orm, metrics);
     if (metrics) stops.push(countUnavailableIn(metrics));
     const kafka = createKafka(config.kafka, logger);
+    // Connects at its first write.
+    const publisher = new Publisher(
+      kafka,
+      { ...config.kafka, metrics },
+      logger.child({ component: 'publisher' }),
+    );
+    stops.push(() => publisher.close());
     const redis = createRedis(config.redis.url, (err) => logger.debug({ err }, 'redis connection error'));
     stops.push(() => redis.disconnect());
     // Readiness of this process: PostgreSQL; Redis where the edge uses it; Kafka, and every consumer
     // this process runs (a crashed one is restarted, and the process is not ready until it runs).
     const consumers: RunningConsumer[] = [];
     const servesEdge = role === 'all' || role === 'edge';
-    let written: Publisher | undefined = undefined; // this process's writes to Kafka, once it makes them
     const readiness = watchReadiness({
       main_database: () => orm.isConnected(),
       cache_database: () => (servesEdge ? redisAnswers(redis) : Promise.resolve(true)),
       // A write acknowledged a moment ago says so already, without a probe that a busy machine can
       // make late; the probe asks the brokers when nothing was written lately, or a write failed.
       event_log: () =>
-        written?.acknowledgedWithin(RECENT_ACK_MS) ? Promise.resolve(true) : kafkaAnswers(kafka, 1500),
+        publisher.acknowledgedWithin(RECENT_ACK_MS) ? Promise.resolve(true) : kafkaAnswers(kafka, 1500),
       consuming: () => consumers.every((c) => c.isRunning()) && workersReady(),
     });
     stops.push(() => readiness.stop());
@@ -157,13 +163,6 @@ export async function startChorus({
         { cause: error },
       );
     });
-    const publisher = new Publisher(
-      kafka,
-      { ...config.kafka, metrics },
-      logger.child({ component: 'publisher' }),
-    );
-    written = publisher;
-    stops.push(() => publisher.close());
     const outputs = createOutputs(publisher, topics);
 
     // Each role's modules are loaded by the processes that run it, not at import: a processor never

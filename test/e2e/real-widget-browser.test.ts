@@ -102,9 +102,8 @@ interface Exchange {
 
 describe(
   'the real Formbricks widget in headless Chromium, from another origin',
-  // Widget contract §6, Tier B: without the widget's bundles (in no registry, not vendored by
-  // Chorus) or Chromium, the suite skips and prints why.
-  { skip: skipReason() },
+  // Widget contract §6, Tier B.
+  { skip: skipReason() }, // skipped, with the reason printed, only without the widget's bundles or Chromium
   () => {
     let app: RunningChorus;
     let host: Server;
