@@ -202,8 +202,9 @@ export class Publisher {
 
   private currentProducer(): Promise<Producer> {
     this.producer ??= (async () => {
-      // Limited retries (set on the client) are deliberate: a caller waits for an answer, and a
-      // producer that failed is discarded, so its sequence numbers never matter again.
+      // Retries fill the time a caller waits for its answer and no more: a broker that hiccups
+      // (a leader moving, a busy controller) costs no 503, and a producer that failed is discarded,
+      // so its sequence numbers never matter again.
       const producer = this.kafka.producer({
         idempotent: true,
         maxInFlightRequests: 1,
@@ -211,7 +212,11 @@ export class Publisher {
         allowAutoTopicCreation: false,
         // Partitions added to a topic are written to within this (keys then map to the new count).
         metadataMaxAge: METADATA_MAX_AGE_MS,
-        retry: { retries: 3, initialRetryTime: 100, maxRetryTime: 1000 },
+        retry: {
+          retries: retriesWithin(this.options.ackTimeoutMs),
+          initialRetryTime: 100,
+          maxRetryTime: 1000,
+        },
       });
       await producer.connect();
       return producer;
@@ -224,6 +229,14 @@ export class Publisher {
     this.producer = undefined;
     void failed.then((p) => p.disconnect()).catch(() => undefined);
   }
+}
+
+/** How many of kafkajs' backoffs (100 ms, doubling up to 1 s) fit in `ms`; at least one. */
+export function retriesWithin(ms: number): number {
+  let retries = 0;
+  for (let waited = 0, wait = 100; waited + wait <= ms; waited += wait, wait = Math.min(2 * wait, 1000))
+    retries++;
+  return Math.max(retries, 1);
 }
 
 function tooLarge(bytes: number): ChorusError {
