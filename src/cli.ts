@@ -35,52 +35,100 @@ import { describeGroups, describeTopics, withAdmin } from './kafka/groups.ts';
 import { statusText } from './kafka/status-text.ts';
 import { TAP_USAGE, tapCommand } from './tap/command.ts';
 
-const USAGE = `Usage:
-  chorus start [--role all|edge|processor|integrations]  serve (default role: all)
-  chorus migrate                                 apply database migrations
-  chorus doctor                                  check what \`chorus start\` needs on this machine
-  chorus environment create --plan enterprise|free [--name NAME] [--json]
+/** A command: the words that name it, its usage lines, and what runs it with the remaining arguments. */
+interface Command {
+  words: readonly string[];
+  usage: string;
+  run: (args: string[]) => Promise<number>;
+}
+
+const COMMANDS: readonly Command[] = [
+  {
+    words: ['start'],
+    usage: `  chorus start [--role all|edge|processor|integrations]  serve (default role: all)`,
+    run: start,
+  },
+  {
+    words: ['migrate'],
+    usage: `  chorus migrate                                 apply database migrations`,
+    run: migrateCommand,
+  },
+  {
+    words: ['doctor'],
+    usage: `  chorus doctor                                  check what \`chorus start\` needs on this machine`,
+    run: doctorCommand,
+  },
+  {
+    words: ['environment', 'create'],
+    usage: `  chorus environment create --plan enterprise|free [--name NAME] [--json]
                                                  create an organization, environment and API key
   chorus environment create --organization ORG_ID [--name NAME] [--json]
-                                                 add an environment (and a key for it) to an organization
-  chorus api-key create --environment ENV_ID[:read|write|manage] [--environment ...] [--label LABEL] [--json]
+                                                 add an environment (and a key for it) to an organization`,
+    run: createEnvironmentCommand,
+  },
+  {
+    words: ['api-key', 'create'],
+    usage: `  chorus api-key create --environment ENV_ID[:read|write|manage] [--environment ...] [--label LABEL] [--json]
                                                  create an API key for environments of one organization
-                                                 (permission per environment; default: read)
-  chorus deliveries replay [--integration ID | --webhook ID] [--since ISO-TIME] [--status failed|pending|sending|delivered]
-                                                 send matching deliveries again (default: failed ones)
-  chorus status [--json]                         the topics' partitions, and each consumer group's
-                                                 state, members and lag per partition
-  chorus topics scale --partitions N             add partitions to the keyed topics (never removes any)
-${TAP_USAGE}`;
+                                                 (permission per environment; default: read)`,
+    run: createApiKeyCommand,
+  },
+  {
+    words: ['deliveries', 'replay'],
+    usage: `  chorus deliveries replay [--integration ID | --webhook ID] [--since ISO-TIME] [--status failed|pending|sending|delivered]
+                                                 send matching deliveries again (default: failed ones)`,
+    run: replayCommand,
+  },
+  {
+    words: ['status'],
+    usage: `  chorus status [--json]                         the topics' partitions, and each consumer group's
+                                                 state, members and lag per partition`,
+    run: statusCommand,
+  },
+  {
+    words: ['topics', 'scale'],
+    usage: `  chorus topics scale --partitions N             add partitions to the keyed topics (never removes any)`,
+    run: scaleCommand,
+  },
+  { words: ['tap'], usage: TAP_USAGE, run: tapCommand },
+];
+
+const usageOf = (commands: readonly Command[]) =>
+  `Usage:\n${commands.map((c) => c.usage).join('\n')}\n  (every command also takes --help or -h)\n`;
+
+/** Asks for usage instead of an action: `--help` or `-h` anywhere before a `--`. */
+function asksForHelp(args: readonly string[]): boolean {
+  const end = args.indexOf('--');
+  return (end === -1 ? args : args.slice(0, end)).some((a) => a === '--help' || a === '-h');
+}
 
 export async function main(argv: string[]): Promise<number> {
-  const [command, ...rest] = argv;
+  const help = argv[0] === 'help' || asksForHelp(argv);
+  const words = argv[0] === 'help' ? argv.slice(1) : argv;
+  const command = COMMANDS.find((c) => c.words.every((word, i) => words[i] === word));
+  // `chorus environment --help` shows every `environment …` command; `chorus --help`, all of them.
+  const named = command ? [command] : COMMANDS.filter((c) => c.words[0] === words[0]);
+  if (help || !command) {
+    const usage = usageOf(named.length > 0 ? named : COMMANDS);
+    if (help) process.stdout.write(usage);
+    else process.stderr.write(usage);
+    return help || words.length === 0 ? 0 : 2;
+  }
+  const usage = usageOf([command]);
   try {
-    if (command === 'start') return await start(rest);
-    if (command === 'migrate') return await migrateCommand();
-    if (command === 'doctor') return await doctor();
-    if (command === 'environment' && rest[0] === 'create')
-      return await createEnvironmentCommand(rest.slice(1));
-    if (command === 'api-key' && rest[0] === 'create') return await createApiKeyCommand(rest.slice(1));
-    if (command === 'deliveries' && rest[0] === 'replay') return await replayCommand(rest.slice(1));
-    if (command === 'status') return await statusCommand(rest);
-    if (command === 'topics' && rest[0] === 'scale') return await scaleCommand(rest.slice(1));
-    if (command === 'tap') return await tapCommand(rest);
-    process.stderr.write(`${USAGE}\n`);
-    return command === undefined || command === '--help' || command === 'help' ? 0 : 2;
+    return await command.run(argv.slice(command.words.length));
   } catch (error) {
-    if (isParseArgsError(error)) {
-      process.stderr.write(`${(error as Error).message}\n${USAGE}\n`);
+    if (isParseArgsError(error) || error instanceof UsageError) {
+      process.stderr.write(`${(error as Error).message}\n${usage}`);
       return 2;
     }
     if (error instanceof MissingPrerequisite) {
       process.stderr.write(`${error.message}\n${DOCTOR_HINT}\n`);
       return 1;
     }
-    const known =
-      error instanceof ConfigError || error instanceof UsageError || error instanceof CommandError;
+    const known = error instanceof ConfigError || error instanceof CommandError;
     process.stderr.write(`${known ? error.message : String((error as Error)?.stack ?? error)}\n`);
-    return error instanceof UsageError ? 2 : 1;
+    return 1;
   }
 }
 
@@ -93,7 +141,7 @@ const DOCTOR_HINT = 'Run `npx chorus doctor` to see what this machine is missing
 /** The store refused what the arguments named (an unknown organization or environment, …). */
 function argumentsWrong(error: unknown): never {
   if (error instanceof ChorusError && (error.kind === 'not_found' || error.kind === 'invalid_input'))
-    throw new UsageError(`${error.message}\n${USAGE}`);
+    throw new UsageError(error.message);
   throw error;
 }
 
@@ -105,8 +153,7 @@ function isParseArgsError(error: unknown): boolean {
 
 async function start(args: string[]): Promise<number> {
   const { values } = parseArgs({ args, options: { role: { type: 'string', default: 'all' } } });
-  if (!ROLES.includes(values.role as Role))
-    throw new UsageError(`--role must be one of ${ROLES.join(', ')}\n${USAGE}`);
+  if (!ROLES.includes(values.role as Role)) throw new UsageError(`--role must be one of ${ROLES.join(', ')}`);
   // Role `all` runs each role in its own process (see roles/supervisor.ts).
   const chorus =
     values.role === 'all' ? await startAllRoles() : await startChorus({ role: values.role as Role });
@@ -176,7 +223,18 @@ async function withStore<T>(work: (orm: Awaited<ReturnType<typeof openStore>>) =
   }
 }
 
-async function migrateCommand(): Promise<number> {
+/** Takes no arguments: anything given is a usage error, never ignored. */
+function noArguments(args: string[]): void {
+  parseArgs({ args, options: {} });
+}
+
+async function doctorCommand(args: string[]): Promise<number> {
+  noArguments(args);
+  return doctor();
+}
+
+async function migrateCommand(args: string[]): Promise<number> {
+  noArguments(args);
   await withStore(() => Promise.resolve());
   process.stderr.write('migrations are up to date\n');
   return 0;
@@ -195,9 +253,9 @@ async function createEnvironmentCommand(args: string[]): Promise<number> {
   const name = values.name ?? 'Default';
   const { organization, plan } = values;
   if (organization !== undefined && plan !== undefined)
-    throw new UsageError(`--plan belongs to the organization: give --plan or --organization\n${USAGE}`);
+    throw new UsageError(`--plan belongs to the organization: give --plan or --organization`);
   if (organization === undefined && !PLANS.includes(plan as Plan))
-    throw new UsageError(`--plan must be one of ${PLANS.join(', ')}\n${USAGE}`);
+    throw new UsageError(`--plan must be one of ${PLANS.join(', ')}`);
   const created = await withStore((orm) =>
     createEnvironment(
       orm.em.fork(),
@@ -216,11 +274,9 @@ async function createEnvironmentCommand(args: string[]): Promise<number> {
 function parseGrant(value: string): ApiKeyGrantInput {
   const [environmentId = '', permission = 'read', ...extra] = value.split(':');
   if (environmentId === '' || extra.length > 0)
-    throw new UsageError(`--environment must be ENV_ID or ENV_ID:PERMISSION, got "${value}"\n${USAGE}`);
+    throw new UsageError(`--environment must be ENV_ID or ENV_ID:PERMISSION, got "${value}"`);
   if (!PERMISSIONS.includes(permission as Permission))
-    throw new UsageError(
-      `the permission in --environment must be one of ${PERMISSIONS.join(', ')}\n${USAGE}`,
-    );
+    throw new UsageError(`the permission in --environment must be one of ${PERMISSIONS.join(', ')}`);
   return { environmentId, permission: permission as Permission };
 }
 
@@ -233,7 +289,7 @@ async function createApiKeyCommand(args: string[]): Promise<number> {
       json: { type: 'boolean', default: false },
     },
   });
-  if (values.environment.length === 0) throw new UsageError(`--environment is required\n${USAGE}`);
+  if (values.environment.length === 0) throw new UsageError(`--environment is required`);
   const grants = values.environment.map(parseGrant);
   const label = values.label ?? grants.map((g) => `${g.environmentId}:${g.permission}`).join(' ');
   const created = await withStore((orm) =>
@@ -264,11 +320,11 @@ async function replayCommand(args: string[]): Promise<number> {
     },
   });
   if (!DELIVERY_STATUSES.includes(values.status as DeliveryStatus)) {
-    throw new UsageError(`--status must be one of ${DELIVERY_STATUSES.join(', ')}\n${USAGE}`);
+    throw new UsageError(`--status must be one of ${DELIVERY_STATUSES.join(', ')}`);
   }
   const since = values.since === undefined ? undefined : new Date(values.since);
   if (since && Number.isNaN(since.getTime()))
-    throw new UsageError(`--since must be an ISO time, e.g. 2026-11-22T10:00:00Z\n${USAGE}`);
+    throw new UsageError(`--since must be an ISO time, e.g. 2026-11-22T10:00:00Z`);
   const count = await withStore((orm) =>
     replayDeliveries(orm.em, {
       integrationId: values.integration,
@@ -318,7 +374,7 @@ async function scaleCommand(args: string[]): Promise<number> {
   const { values } = parseArgs({ args, options: { partitions: { type: 'string' } } });
   const partitions = Number(values.partitions);
   if (!Number.isInteger(partitions) || partitions < 1 || partitions > MAX_PARTITIONS)
-    throw new UsageError(`--partitions must be a whole number from 1 to ${MAX_PARTITIONS}\n${USAGE}`);
+    throw new UsageError(`--partitions must be a whole number from 1 to ${MAX_PARTITIONS}`);
   const scaled = await withKafka((kafka, config) => {
     const topics = topicsFor(config.kafka.topicPrefix);
     return scalePartitions(

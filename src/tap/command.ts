@@ -75,7 +75,7 @@ export async function tapCommand(args: string[]): Promise<number> {
   const { stdout, stderr } = process;
   const request = parseRequest(args, stdout.isTTY);
   if (typeof request === 'string') {
-    stderr.write(`${request}\n`);
+    stderr.write(`${request}\nUsage:\n${TAP_USAGE}\n`);
     return 2;
   }
   const config = loadConfig();
