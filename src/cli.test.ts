@@ -1,24 +1,22 @@
 // The `chorus` command's usage: every command answers --help and -h with its usage and does nothing
 // else; an unknown option gets the command's usage and exit 2.
-import { test } from 'node:test';
+import { mock, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { main } from './cli.ts';
 
 /** Runs `chorus ARGS` in this process, with what it printed. */
 async function chorus(...args: string[]) {
   const printed = { stdout: '', stderr: '' };
-  const { stdout, stderr } = process;
-  const write = (stream: 'stdout' | 'stderr') => (chunk: string | Uint8Array) => {
-    printed[stream] += String(chunk);
-    return true;
-  };
-  const restore = [stdout.write, stderr.write] as const;
-  stdout.write = write('stdout') as typeof stdout.write;
-  stderr.write = write('stderr') as typeof stderr.write;
+  const capture = (stream: 'stdout' | 'stderr') =>
+    mock.method(process[stream], 'write', (chunk: string | Uint8Array) => {
+      printed[stream] += String(chunk);
+      return true;
+    });
+  const captured = [capture('stdout'), capture('stderr')];
   try {
     return { code: await main(args), ...printed };
   } finally {
-    [stdout.write, stderr.write] = restore;
+    for (const c of captured) c.mock.restore();
   }
 }
 
