@@ -5,6 +5,7 @@
 import Type, { type Static, type TSchema } from 'typebox';
 import Value from 'typebox/value';
 import type { S3Target } from './storage/s3-presign.ts';
+import { isIP } from 'node:net';
 
 const LogLevel = Type.Union(
   ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'].map((l) => Type.Literal(l)),
@@ -278,11 +279,22 @@ export const VARIABLES = {
     schema: Type.Optional(Type.String({ pattern: '^(0|1|true|false)$' })),
     shown: 'unset (`0`)',
     meaning:
-      '`1` (or `true`) lets webhooks be sent to private, loopback, link-local, multicast and other ' +
-      'non-public addresses (10.0.0.0/8, 127.0.0.1, 169.254.169.254, fc00::/7, `::ffff:127.0.0.1` …). ' +
-      'Off, such a URL is refused when the webhook is created and when each delivery is sent. Turn it ' +
-      'on only where every API key holder may reach this network. See ' +
+      '`1` (or `true`) lets webhooks be sent to every private, loopback, multicast and other ' +
+      'non-public address (10.0.0.0/8, 127.0.0.1, fc00::/7, `::ffff:127.0.0.1` …), but never to a ' +
+      'link-local or cloud metadata address. Off, such a URL is refused when the webhook is created ' +
+      'and when each delivery is sent, unless WEBHOOK_ALLOWED_NETWORKS names its network (the finer ' +
+      'choice). Turn it on only where every API key holder may reach this network. See ' +
       '[Integrations](integrations.md#webhooks).',
+  },
+  WEBHOOK_ALLOWED_NETWORKS: {
+    schema: Type.Optional(Type.String()),
+    shown: 'unset',
+    meaning:
+      'Comma-separated networks webhooks may be sent to although they are not public, e.g. ' +
+      '`10.20.0.0/16,192.168.5.7,fd12:3456::/48`: receivers inside your own network, allowed one ' +
+      "network at a time. Link-local addresses and the clouds' metadata addresses (169.254.0.0/16 " +
+      'with 169.254.169.254, fe80::/10, fd00:ec2::/32, 100.100.100.200, 168.63.129.16) are refused ' +
+      'whatever this says. See [Integrations](integrations.md#webhooks).',
   },
   WEBHOOK_TIMEOUT_MS: {
     schema: Type.Integer({ default: 10_000, minimum: 100, maximum: 10_000 }),
@@ -504,7 +516,11 @@ export interface Config {
     /** Seconds after which a delivery left in `sending` is taken to belong to a crashed worker. */
     readonly leaseSeconds: number;
     /** Webhooks: where they may be sent, and how long an attempt may take. */
-    readonly webhooks: { readonly allowPrivateAddresses: boolean; readonly timeoutMs: number };
+    readonly webhooks: {
+      readonly allowPrivateAddresses: boolean;
+      readonly allowedNetworks: readonly Network[];
+      readonly timeoutMs: number;
+    };
   } & ProviderSections;
   /** `format` undefined: chosen by whether the logs go to a terminal (logger.ts). */
   readonly log: { readonly level: Static<typeof LogLevel>; readonly format: 'json' | 'pretty' | undefined };
@@ -573,6 +589,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   oneOf('HTTP_SERVER', HTTP_SERVERS);
   const e = parsed as Env;
   if (problems.length === 0) problems.push(...integrationProblems(e), ...storageProblems(e));
+  const allowedNetworks = parseNetworks(e.WEBHOOK_ALLOWED_NETWORKS ?? '');
+  if (typeof allowedNetworks === 'string') problems.push(`WEBHOOK_ALLOWED_NETWORKS: ${allowedNetworks}`);
   const attributes = keyValueList(e.OTEL_RESOURCE_ATTRIBUTES);
   if (problems.length > 0) throw new ConfigError(problems);
 
@@ -641,6 +659,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       webhooks: {
         allowPrivateAddresses:
           e.WEBHOOK_ALLOW_PRIVATE_ADDRESSES === '1' || e.WEBHOOK_ALLOW_PRIVATE_ADDRESSES === 'true',
+        allowedNetworks: allowedNetworks as Network[],
         timeoutMs: e.WEBHOOK_TIMEOUT_MS,
       },
     },
@@ -740,4 +759,29 @@ function deepFreeze<T>(value: T): T {
     Object.freeze(value);
   }
   return value;
+}
+
+/** A network in CIDR form (`10.1.0.0/16`, `fd12::/48`; a bare address is one host). */
+export interface Network {
+  readonly address: string;
+  readonly prefix: number;
+  readonly family: 'ipv4' | 'ipv6';
+}
+
+/** A comma-separated list of networks (`10.1.0.0/16, 192.168.5.7, fd12::/48`), or what is wrong with it. */
+export function parseNetworks(text: string): Network[] | string {
+  const networks: Network[] = [];
+  for (const item of text
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '')) {
+    const [address = '', prefixText, ...extra] = item.split('/');
+    const family = isIP(address);
+    const max = family === 4 ? 32 : 128;
+    const prefix = prefixText === undefined ? max : Number(prefixText);
+    if (family === 0 || extra.length > 0 || !/^\d{1,3}$/.test(prefixText ?? `${max}`) || prefix > max)
+      return `"${item}" is not a network: write an address or ADDRESS/PREFIX, e.g. 10.1.0.0/16 or fd12::/48`;
+    networks.push({ address, prefix, family: family === 4 ? 'ipv4' : 'ipv6' });
+  }
+  return networks;
 }

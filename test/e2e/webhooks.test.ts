@@ -67,7 +67,8 @@ describe('webhooks', () => {
     app = await startTestChorus('e2e_webhooks', {
       env: {
         ENCRYPTION_KEY: randomBytes(32).toString('hex'),
-        WEBHOOK_ALLOW_PRIVATE_ADDRESSES: '1',
+        // The receiver's network only, as an operator with a receiver inside their network sets it.
+        WEBHOOK_ALLOWED_NETWORKS: '127.0.0.1/32',
         WEBHOOK_TIMEOUT_MS: '2000',
         DELIVERY_POLL_MS: '50',
       },
@@ -122,6 +123,13 @@ describe('webhooks', () => {
       'surveyIds',
     );
     await refused({ url: 'http://no-such-host.invalid/hook', triggers: ['responseFinished'] }, 'url');
+    // Allowing 127.0.0.1 allows nothing else that is not public, and never the metadata service.
+    for (const url of [
+      'http://127.0.0.2/hook',
+      'http://10.0.0.8/hook',
+      'http://169.254.169.254/latest/meta-data',
+    ])
+      await refused({ url, triggers: ['responseFinished'] }, 'url');
 
     const other = await app.createEnvironment();
     const foreign = await call(app.baseUrl, 'GET', `/api/v1/webhooks/${created.id}`, undefined, {
@@ -364,6 +372,26 @@ describe('webhooks on a server without ENCRYPTION_KEY', () => {
   after(async () => {
     await app?.stop();
     await receiver?.close();
+  });
+
+  test('never to a cloud metadata address, though WEBHOOK_ALLOW_PRIVATE_ADDRESSES allows private ones', async () => {
+    const { apiKey } = await app.createEnvironment();
+    for (const url of [
+      'http://169.254.169.254/latest/meta-data',
+      'http://[fd00:ec2::254]/latest/meta-data',
+      'http://[::ffff:169.254.169.254]/',
+      'http://100.100.100.200/latest/meta-data',
+    ]) {
+      const reply = await call(
+        app.baseUrl,
+        'POST',
+        '/api/v1/webhooks',
+        { url, triggers: ['responseFinished'] },
+        { 'x-api-key': apiKey },
+      );
+      assert.equal(reply.status, 400, url);
+      assert.match(reply.body.details.url, /a (link-local|cloud metadata) address/, url);
+    }
   });
 
   test('are created and delivered, signed, with nothing else configured', async () => {

@@ -97,7 +97,11 @@ describe('deliverer: a recovery that is itself interrupted', () => {
       orm,
       encryptionKey: key,
       destinations: { slack: slackDestination },
-      webhooks: createWebhookDestination({ allowPrivateAddresses: true, timeoutMs: 1_000 }),
+      webhooks: createWebhookDestination({
+        allowPrivateAddresses: true,
+        allowedNetworks: [],
+        timeoutMs: 1_000,
+      }),
       deadLetters,
       pollMs: 3_600_000,
       maxAttempts: 5,

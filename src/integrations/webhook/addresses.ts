@@ -1,9 +1,30 @@
 // Which IP addresses a webhook may be sent to. A webhook URL is chosen by whoever holds an API key,
 // so without this check Chorus would POST for them into its own network: the metadata service of a
 // cloud VM (169.254.169.254), a database on localhost, a router on 192.168.x.x. Addresses outside
-// the public internet are refused unless the operator allows them (WEBHOOK_ALLOW_PRIVATE_ADDRESSES).
+// the public internet are refused unless the operator allows them: networks named one by one
+// (WEBHOOK_ALLOWED_NETWORKS), or all of them (WEBHOOK_ALLOW_PRIVATE_ADDRESSES). Link-local and the
+// clouds' metadata addresses are refused whatever is allowed: nothing a webhook should reach lives
+// there, and what does (instance credentials) is what an attacker wants.
 // Pure: no I/O, the resolution happens in http-client.ts.
 import { BlockList, isIP } from 'node:net';
+import type { Network } from '../../config.ts';
+
+/** What the operator lets webhooks reach besides the public internet. */
+export interface AddressPolicy {
+  /** Every non-public range (WEBHOOK_ALLOW_PRIVATE_ADDRESSES). */
+  allowPrivateAddresses: boolean;
+  /** These networks (WEBHOOK_ALLOWED_NETWORKS). */
+  allowedNetworks: readonly Network[];
+}
+
+/** Never reachable, whatever the policy allows, by the name a refusal gives. */
+const NEVER: readonly { name: string; family: 'ipv4' | 'ipv6'; net: string; prefix: number }[] = [
+  { name: 'link-local', family: 'ipv4', net: '169.254.0.0', prefix: 16 }, // AWS, GCP, Azure, OCI metadata: .169.254
+  { name: 'link-local', family: 'ipv6', net: 'fe80::', prefix: 10 },
+  { name: 'cloud metadata', family: 'ipv6', net: 'fd00:ec2::', prefix: 32 }, // AWS IMDS and pod identity over IPv6
+  { name: 'cloud metadata', family: 'ipv4', net: '100.100.100.200', prefix: 32 }, // Alibaba Cloud
+  { name: 'cloud metadata', family: 'ipv4', net: '168.63.129.16', prefix: 32 }, // Azure's host (WireServer)
+];
 
 /** The ranges refused, by the name a refusal gives (RFC 6890's special-purpose registries). */
 const RANGES: readonly { name: string; family: 'ipv4' | 'ipv6'; net: string; prefix: number }[] = [
@@ -30,12 +51,17 @@ const RANGES: readonly { name: string; family: 'ipv4' | 'ipv6'; net: string; pre
   { name: 'documentation', family: 'ipv6', net: '2001:db8::', prefix: 32 },
 ];
 
-const lists = new Map<string, BlockList>();
-for (const range of RANGES) {
-  let list = lists.get(range.name);
-  if (!list) lists.set(range.name, (list = new BlockList()));
-  list.addSubnet(range.net, range.prefix, range.family);
+function byName(ranges: typeof RANGES): Map<string, BlockList> {
+  const lists = new Map<string, BlockList>();
+  for (const range of ranges) {
+    let list = lists.get(range.name);
+    if (!list) lists.set(range.name, (list = new BlockList()));
+    list.addSubnet(range.net, range.prefix, range.family);
+  }
+  return lists;
 }
+const never = byName(NEVER);
+const nonPublic = byName(RANGES);
 
 /**
  * IPv6 forms that carry an IPv4 address (`::ffff:127.0.0.1`, NAT64's `64:ff9b::7f00:1`, the old
@@ -70,16 +96,39 @@ function expandIpv6(address: string): number[] {
 }
 
 /**
- * Why an address is refused (`loopback`, `private`, `link-local`, `multicast`, …), or undefined for
- * a public address. Something that is not an IP address at all is refused as `invalid`.
+ * Why an address is refused (`loopback`, `private`, `link-local`, `cloud metadata`, …), or undefined
+ * when `policy` lets a webhook go there. Something that is not an IP address is refused as `invalid`.
  */
-export function forbiddenRange(address: string): string | undefined {
+export function refusedRange(address: string, policy: AddressPolicy): string | undefined {
   const family = isIP(address);
   if (family === 0) return 'invalid';
   const v4 = embeddedIpv4(address);
-  if (v4 !== undefined) return forbiddenRange(v4);
+  if (v4 !== undefined) return refusedRange(v4, policy);
   const type = family === 4 ? 'ipv4' : 'ipv6';
   const bare = address.split('%')[0]!;
-  for (const [name, list] of lists) if (list.check(bare, type)) return name;
-  return undefined;
+  const inRange = (lists: Map<string, BlockList>) =>
+    [...lists].find(([, list]) => list.check(bare, type))?.[0];
+  const always = inRange(never);
+  if (always) return always;
+  const range = inRange(nonPublic);
+  if (range === undefined || policy.allowPrivateAddresses) return undefined;
+  return allowedList(policy.allowedNetworks).check(bare, type) ? undefined : range;
+}
+
+/** Why an address is refused to a policy that allows only the public internet (see refusedRange). */
+export function forbiddenRange(address: string): string | undefined {
+  return refusedRange(address, PUBLIC_ONLY);
+}
+
+const PUBLIC_ONLY: AddressPolicy = { allowPrivateAddresses: false, allowedNetworks: [] };
+
+const allowedLists = new WeakMap<readonly Network[], BlockList>();
+function allowedList(networks: readonly Network[]): BlockList {
+  let list = allowedLists.get(networks);
+  if (!list) {
+    list = new BlockList();
+    for (const n of networks) list.addSubnet(n.address, n.prefix, n.family);
+    allowedLists.set(networks, list);
+  }
+  return list;
 }

@@ -28,7 +28,7 @@ test('only absolute http and https URLs without credentials are accepted', () =>
 });
 
 test('a URL naming a private address is refused without resolving, unless private addresses are allowed', async () => {
-  const limits = { allowPrivateAddresses: false, timeoutMs: 1000 };
+  const limits = { allowPrivateAddresses: false, allowedNetworks: [], timeoutMs: 1000 };
   await assert.rejects(
     resolveTarget('http://127.0.0.1:9/x', limits),
     (e) => e instanceof UrlRefused && /loopback/.test(e.message),
@@ -87,7 +87,7 @@ async function receiver(handler: http.RequestListener) {
   };
 }
 
-const local = { allowPrivateAddresses: true, timeoutMs: 300 };
+const local = { allowPrivateAddresses: true, allowedNetworks: [], timeoutMs: 300 };
 const failureOf = async (promise: Promise<unknown>) => {
   try {
     await promise;

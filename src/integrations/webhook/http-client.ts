@@ -9,7 +9,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { ProviderError, type ProviderFailure } from '../failure.ts';
-import { forbiddenRange } from './addresses.ts';
+import { refusedRange, type AddressPolicy } from './addresses.ts';
 
 /** A URL that can never be sent to: refused at creation (400) and, at send time, a permanent failure. */
 export class UrlRefused extends Error {
@@ -26,9 +26,8 @@ export interface WebhookTarget {
   family: 4 | 6;
 }
 
-export interface HttpLimits {
-  /** Private, loopback, link-local … addresses allowed (WEBHOOK_ALLOW_PRIVATE_ADDRESSES). */
-  allowPrivateAddresses: boolean;
+/** Where webhooks may go besides the public internet (addresses.ts), and how long an attempt takes. */
+export interface HttpLimits extends AddressPolicy {
   /** The whole attempt, from the resolution to the last byte read. */
   timeoutMs: number;
 }
@@ -64,15 +63,13 @@ export async function resolveTarget(raw: string, limits: HttpLimits): Promise<We
     dnsLookup(hostOf(url), { all: true }),
     expiry(AbortSignal.timeout(limits.timeoutMs)),
   ]);
-  if (!limits.allowPrivateAddresses) {
-    // Every address, not just the first: a name may list a public and a private one.
-    for (const { address } of addresses) {
-      const range = forbiddenRange(address);
-      if (range)
-        throw new UrlRefused(
-          `${url.hostname} resolves to ${address}, a ${range} address; this server sends webhooks only to public addresses`,
-        );
-    }
+  // Every address, not just the first: a name may list a public and a private one.
+  for (const { address } of addresses) {
+    const range = refusedRange(address, limits);
+    if (range)
+      throw new UrlRefused(
+        `${url.hostname} resolves to ${address}, a ${range} address; this server sends webhooks only to public addresses${limits.allowPrivateAddresses || limits.allowedNetworks.length > 0 ? ' and the networks its operator allows' : ''}`,
+      );
   }
   const first = addresses[0];
   if (!first) throw new UrlRefused(`${url.hostname} has no address`);
