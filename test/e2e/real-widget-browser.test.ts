@@ -16,11 +16,10 @@ import { call, startTestChorus, type RunningChorus } from '../helpers/chorus.ts'
 import { BUNDLES, CHROMIUM, CHROMIUM_ARGS, skipReason, WIDGET_DIR } from '../helpers/real-widget.ts';
 import { waitFor } from '../helpers/wait.ts';
 import {
-  answer,
+  answerShownSurvey,
   checkNoFailure,
   onPage,
   startHostSite,
-  surveyShown,
   type HostSite,
   type PageLog,
 } from '../helpers/widget-page.ts';
@@ -110,7 +109,7 @@ describe(
     /** A page load in a fresh context that answers the survey its page view shows. */
     async function answerSurvey(pageUrl: string, text: string): Promise<PageLog> {
       return inFreshContext((context) =>
-        onPage(context, app.baseUrl, pageUrl, async (page) => answer(await surveyShown(page), text)),
+        onPage(context, app.baseUrl, pageUrl, async (page) => answerShownSurvey(page, main.surveyId, text)),
       );
     }
 

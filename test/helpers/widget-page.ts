@@ -197,8 +197,20 @@ export async function surveyShown(page: Page): Promise<Locator> {
   return modal;
 }
 
-/** Answers the 2-block survey as a visitor does: a text, Next, "Founder", Finish; waits for the ending. */
-export async function answer(modal: Locator, text: string): Promise<void> {
+/**
+ * Answers the 2-block survey `surveyId` on `page` as a visitor does, once it shows: a text, Next,
+ * "Founder", Finish; waits for the ending. The surveys package posts the display when the survey
+ * mounts and does not wait for it: the first answer's create carries the display's id only if the
+ * display was answered first, which a person always is, and a test clicking at once not always. So
+ * this first waits for js-core to record the display, which it does once the id is in.
+ */
+export async function answerShownSurvey(page: Page, surveyId: string, text: string): Promise<void> {
+  const modal = await surveyShown(page);
+  await widgetConfigWhen(
+    page,
+    (c) => c.user.data.displays.some((d) => d.surveyId === surveyId),
+    'the display acknowledged',
+  );
   await modal.getByRole('textbox').first().fill(text);
   await modal.getByRole('button', { name: /next/i }).click();
   await modal.getByText('Founder').click();
