@@ -1,7 +1,10 @@
 // The real Formbricks widget in headless Chromium (widget contract §6, Tier B; §7 W1, W4–W11, W18):
 // a host page on another origin loads the widget from Chorus, as the official HTML snippet does and
 // as the `@formbricks/js` npm loader does, the survey its page view triggers is answered to the end
-// by clicking, and the response stored in PostgreSQL is checked.
+// by clicking, and the response stored in PostgreSQL is checked. Then what js-core decides on the
+// client from Chorus' answers: a survey on a code action shows on `formbricks.track(key)` only; a
+// `displayOnce` survey a user has seen stays hidden in a new browser, by the user state Chorus
+// returns; and after `formbricks.logout()` the visitor is anonymous again.
 //
 // The widget's two bundles, `formbricks.umd.cjs` and `surveys.umd.cjs`, are in no package registry
 // (they ship inside each Formbricks release, at /home/nextjs/apps/web/public/js/ in the official
@@ -11,15 +14,18 @@
 // CI. Without either, the tests skip and say why.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Browser, BrowserContext } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { call, startTestChorus, type RunningChorus } from '../helpers/chorus.ts';
 import { BUNDLES, CHROMIUM, CHROMIUM_ARGS, skipReason, WIDGET_DIR } from '../helpers/real-widget.ts';
 import { waitFor } from '../helpers/wait.ts';
 import {
   answerShownSurvey,
+  callWidget,
   checkNoFailure,
+  modalOf,
   onPage,
   startHostSite,
+  widgetConfigWhen,
   type HostSite,
   type PageLog,
 } from '../helpers/widget-page.ts';
@@ -219,6 +225,197 @@ describe(
       assert.equal((display.requestBody as { contactId?: string }).contactId, state.data.contactId);
       assert.equal(row.contactId, state.data.contactId);
       assert.equal(String(row.contactAttributes?.seats), '3');
+    });
+
+    test('a survey on a code action shows only once formbricks.track() names its key; its display and response are stored', async () => {
+      const checkout = await surveyEnvironment(
+        { name: 'Checkout done', type: 'code', key: 'checkout-done' },
+        { displayOption: 'respondMultiple' },
+      );
+      const pageUrl = `${site.url}/snippet.html?env=${checkout.env}`;
+      const log = await inFreshContext((context) =>
+        onPage(context, app.baseUrl, pageUrl, async (page, log) => {
+          // Set up, with the survey among those it may show: only its action is missing.
+          await widgetConfigWhen(
+            page,
+            (c) => c.filteredSurveys.some((s) => s.id === checkout.surveyId),
+            'the survey may be shown',
+          );
+          // A key no code action has: js-core refuses it (invalid_code) and shows nothing. Its
+          // commands run one at a time, so once it has refused, the setup's page view is done too.
+          await callWidget(page, 'track', 'no-such-action');
+          await waitFor(() => log.consoleLines.some((line) => line.includes('invalid_code')), {
+            what: 'js-core to refuse the unknown key',
+          });
+          assert.equal(await modalOf(page).count(), 0, 'no survey before its action');
+          assert.ok(!log.sent.some((request) => request.endsWith('/displays')), 'no display before it');
+
+          await callWidget(page, 'track', 'checkout-done');
+          await answerShownSurvey(page, checkout.surveyId, 'Bought it');
+        }),
+      );
+      // The response names the action class that triggered it (js-core passes its name, not its key).
+      const { row } = await checkRun(log, pageUrl, 'Bought it', { ...checkout, action: 'Checkout done' });
+      assert.equal(row.contactId, null);
+    });
+
+    test('a displayOnce survey shown to a user is not shown again in a new browser context: their state lists the display', async () => {
+      // recontactDays 0: the survey's own rule, so only displayOnce can hide it (otherwise the
+      // workspace's 7 days since the last display would too).
+      const once = await surveyEnvironment(
+        { name: 'Upgraded', type: 'code', key: 'upgraded' },
+        { displayOption: 'displayOnce', recontactDays: 0 },
+      );
+      // Debug mode: js-core logs what it does with a tracked action, which the second visit waits on.
+      const pageUrl = `${site.url}/snippet.html?env=${once.env}&user=u2&formbricksDebug=true`;
+      const identified = (page: Page) =>
+        widgetConfigWhen(page, (c) => c.user.data.userId === 'u2', 'u2 identified');
+      const userPath = `/api/v2/client/${once.env}/user`;
+
+      const first = await inFreshContext((context) =>
+        onPage(context, app.baseUrl, pageUrl, async (page) => {
+          const config = await identified(page);
+          assert.ok(
+            config.filteredSurveys.some((s) => s.id === once.surveyId),
+            'not seen yet: it may show',
+          );
+          await callWidget(page, 'track', 'upgraded');
+          await answerShownSurvey(page, once.surveyId, 'Worth it');
+        }),
+      );
+      const { row } = await checkRun(first, pageUrl, 'Worth it', { ...once, action: 'Upgraded' });
+      const contactId = row.contactId!;
+      assert.match(contactId, /^ctc_/);
+
+      const again = await inFreshContext((context) =>
+        onPage(context, app.baseUrl, pageUrl, async (page, log) => {
+          const config = await identified(page);
+          assert.equal(config.user.data.contactId, contactId);
+          assert.deepEqual(config.filteredSurveys, [], 'js-core filters the survey out');
+          await callWidget(page, 'track', 'upgraded');
+          await waitFor(
+            () => log.consoleLines.some((line) => line.includes('No active surveys to display')),
+            {
+              what: 'js-core to find no survey for the action',
+            },
+          );
+          assert.equal(await modalOf(page).count(), 0, 'the survey is not shown');
+        }),
+      );
+      checkNoFailure(again);
+      // What js-core filtered with is Chorus' answer: the display and response stored for u2.
+      const user = again.exchanges.find((e) => e.method === 'POST' && e.path === userPath);
+      assert.ok(user, 'the widget identified u2');
+      const { state } = (user.body as { data: { state: { data: Record<string, any> } } }).data;
+      assert.equal(state.data.contactId, contactId);
+      assert.deepEqual(
+        state.data.displays.map((d: { surveyId: string }) => d.surveyId),
+        [once.surveyId],
+      );
+      assert.deepEqual(state.data.responses, [once.surveyId]);
+      assert.ok(state.data.lastDisplayAt, 'the last display is dated');
+      assert.ok(
+        !again.sent.some((r) => r.includes('/displays') || r.includes('/responses')),
+        'nothing shown',
+      );
+      const displays = await em().find(Display, { surveyId: once.surveyId, contactId });
+      assert.deepEqual(
+        displays.map((d) => d.id),
+        [row.displayId],
+        'one display of the survey for u2',
+      );
+    });
+
+    test('after logout the widget is anonymous again: it sends nothing, shows the survey anew and answers it without the contact', async () => {
+      // displayOnce: once u3 has seen it, only a state without u3's displays shows it again.
+      const report = await surveyEnvironment(
+        { name: 'Saved report', type: 'code', key: 'saved-report' },
+        { displayOption: 'displayOnce', recontactDays: 0 },
+      );
+      const pageUrl = `${site.url}/snippet.html?env=${report.env}&user=u3&formbricksDebug=true`;
+      const v1 = `/api/v1/client/${report.env}`;
+      const v2 = `/api/v2/client/${report.env}`;
+      const shows = (c: { filteredSurveys: { id: string }[] }) =>
+        c.filteredSurveys.some((s) => s.id === report.surveyId);
+      let contactId = '';
+
+      const log = await inFreshContext((context) =>
+        onPage(context, app.baseUrl, pageUrl, async (page, log) => {
+          const known = await widgetConfigWhen(page, (c) => c.user.data.userId === 'u3', 'u3 identified');
+          contactId = known.user.data.contactId!;
+          await callWidget(page, 'track', 'saved-report');
+          await answerShownSurvey(page, report.surveyId, 'As u3');
+          await widgetConfigWhen(page, (c) => !shows(c), 'the survey u3 has seen filtered out');
+          // The last answer is in before the logout, so whatever is sent after it is the logout's.
+          await waitFor(
+            () =>
+              log.exchanges.some(
+                (e) => e.method === 'PUT' && e.path.startsWith(`${v1}/responses/`) && e.status === 200,
+              ),
+            { what: "u3's finished response acknowledged" },
+          );
+          const sentBefore = log.sent.length;
+
+          await callWidget(page, 'logout');
+          // js-core resets the user state to the anonymous one and closes the survey; it tells
+          // the server nothing.
+          const anonymous = await widgetConfigWhen(page, (c) => c.user.data.userId === null, 'the logout');
+          assert.equal(anonymous.user.data.contactId, null);
+          assert.deepEqual(anonymous.user.data.displays, []);
+          assert.ok(shows(anonymous), 'an anonymous visitor may be shown the survey');
+          await modalOf(page).waitFor({ state: 'detached' });
+          assert.deepEqual(log.sent.slice(sentBefore), [], 'the logout sent nothing');
+
+          await callWidget(page, 'track', 'saved-report');
+          await answerShownSurvey(page, report.surveyId, 'Anonymous');
+
+          // u3 identifies again: their state has their one display, not the anonymous one.
+          await callWidget(page, 'setUserId', 'u3');
+          const back = await widgetConfigWhen(page, (c) => c.user.data.userId === 'u3', 'u3 back');
+          assert.deepEqual(
+            back.user.data.displays.map((d) => d.surveyId),
+            [report.surveyId],
+          );
+          assert.ok(!shows(back), 'u3 is not shown it again');
+        }),
+      );
+      checkNoFailure(log);
+      const posts = (path: string) =>
+        log.exchanges.filter((e) => e.method === 'POST' && e.path === path) as {
+          requestBody: Record<string, unknown>;
+          body: { data: { id: string } };
+        }[];
+      assert.equal(posts(`${v2}/user`).length, 2, 'one identify at load, one after the logout');
+      const displays = posts(`${v2}/displays`);
+      const creates = posts(`${v2}/responses`);
+      assert.equal(displays.length, 2);
+      assert.equal(creates.length, 2);
+      assert.equal(displays[0]!.requestBody.contactId, contactId);
+      assert.equal(displays[1]!.requestBody.contactId, undefined, 'the anonymous display names no contact');
+      assert.equal(creates[0]!.requestBody.contactId, contactId);
+      assert.equal(creates[1]!.requestBody.contactId, null, 'the anonymous response names no contact');
+
+      const [known, anonymous] = await Promise.all(creates.map((c) => storedFinished(c.body.data.id)));
+      assert.equal(known!.contactId, contactId);
+      assert.equal(known!.data.q1, 'As u3');
+      assert.equal(anonymous!.contactId, null);
+      assert.equal(anonymous!.data.q1, 'Anonymous');
+      assert.equal(anonymous!.displayId, displays[1]!.body.data.id);
+      const stored = await waitFor(
+        async () => {
+          const rows = await em().find(
+            Display,
+            { surveyId: report.surveyId },
+            { orderBy: { createdAt: 'asc' } },
+          );
+          return rows.length === 2 ? rows : undefined;
+        },
+        { what: 'both displays stored' },
+      );
+      assert.deepEqual(
+        stored.map((d) => d.contactId),
+        [contactId, null],
+      );
     });
   },
 );
