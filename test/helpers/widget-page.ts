@@ -161,6 +161,10 @@ export async function onPage(
     await page.goto(pageUrl);
     await page.waitForFunction("'formbricks' in window", undefined, { timeout: 10_000 });
     await act(page, log);
+    // Each answer is recorded once its body is read: the page stays open until all are.
+    await waitFor(() => log.exchanges.length + log.failed.length >= log.sent.length, {
+      what: 'every request to Chorus answered',
+    });
     log.stored = await page.evaluate<string | null>("localStorage.getItem('formbricks-js')");
     return log;
   } catch (error) {
