@@ -1,7 +1,10 @@
 // The real Formbricks widget in headless Chromium (widget contract §6, Tier B; §7 W1, W4–W11, W18):
 // a host page on another origin loads the widget from Chorus, as the official HTML snippet does and
 // as the `@formbricks/js` npm loader does, the survey its page view triggers is answered to the end
-// by clicking, and the response stored in PostgreSQL is checked.
+// by clicking, and the response stored in PostgreSQL is checked. Then what js-core decides on the
+// client from Chorus' answers: a survey on a code action shows on `formbricks.track(key)` only; a
+// `displayOnce` survey a user has seen stays hidden in a new browser, by the user state Chorus
+// returns; and after `formbricks.logout()` the visitor is anonymous again.
 //
 // The widget's two bundles, `formbricks.umd.cjs` and `surveys.umd.cjs`, are in no package registry
 // (they ship inside each Formbricks release, at /home/nextjs/apps/web/public/js/ in the official
@@ -11,93 +14,28 @@
 // CI. Without either, the tests skip and say why.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import type { AddressInfo } from 'node:net';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { call, startTestChorus, type RunningChorus } from '../helpers/chorus.ts';
-import { CHROMIUM, WIDGET_DIR } from '../helpers/real-widget.ts';
+import { BUNDLES, CHROMIUM, CHROMIUM_ARGS, skipReason, WIDGET_DIR } from '../helpers/real-widget.ts';
 import { waitFor } from '../helpers/wait.ts';
+import {
+  answerShownSurvey,
+  callWidget,
+  checkNoFailure,
+  modalOf,
+  onPage,
+  startHostSite,
+  widgetConfigWhen,
+  type HostSite,
+  type PageLog,
+} from '../helpers/widget-page.ts';
 import { TWO_BLOCKS } from '../helpers/widget-surveys.ts';
 import { Display, Response } from '../../src/store/entities.ts';
 
-const BUNDLES = ['formbricks.umd.cjs', 'surveys.umd.cjs'];
-/** The npm loader, a self-contained ES module the host page imports (contract §1). */
-const LOADER = fileURLToPath(import.meta.resolve('@formbricks/js'));
-/** Chromium's flags on this machine kind: without the networking ones it calls out and is refused. */
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-
-function skipReason(): string | false {
-  const missing = BUNDLES.filter((name) => !existsSync(join(WIDGET_DIR, name)));
-  if (missing.length > 0)
-    return (
-      `FORMBRICKS_WIDGET_DIR (${WIDGET_DIR}) lacks ${missing.join(' and ')}: point it at a folder with ` +
-      'both bundles of one Formbricks release (docs/operations.md, "The widget bundles", says where to get them)'
-    );
-  if (!existsSync(CHROMIUM))
-    return `no Chromium at ${CHROMIUM}: apt-get install chromium, or set CHROMIUM_PATH`;
-  return false;
-}
-
-/** What the host page does to load the widget. */
-type Loading = 'snippet' | 'npm loader';
-
-/**
- * The host page: the official snippet (a script element for `{appUrl}/js/formbricks.umd.cjs`, then
- * `formbricks.setup`), or the npm loader imported as a module. `user` identifies the visitor first.
- */
-function hostPage(loading: Loading, appUrl: string, environmentId: string, user?: string): string {
-  const config = JSON.stringify({ appUrl, environmentId });
-  const identify = user
-    ? `await fb.setUserId(${JSON.stringify(user)}); await fb.setAttributes({ plan: 'pro', seats: 3 });`
-    : '';
-  const script =
-    loading === 'snippet'
-      ? `<script>
-  (function () {
-    var config = ${config};
-    var script = document.createElement('script');
-    script.type = 'text/javascript';
-    script.async = true;
-    script.src = config.appUrl + '/js/formbricks.umd.cjs';
-    script.onload = async function () {
-      var fb = window.formbricks;
-      if (!fb) return console.error('Formbricks library failed to load');
-      await fb.setup({ workspaceId: config.environmentId, appUrl: config.appUrl });
-      ${identify}
-    };
-    document.head.appendChild(script);
-  })();
-</script>`
-      : `<script type="module">
-  import fb from '/sdk/index.js';
-  await fb.setup({ workspaceId: ${JSON.stringify(environmentId)}, appUrl: ${JSON.stringify(appUrl)} });
-  ${identify}
-</script>`;
-  return `<!doctype html><html><head><meta charset="utf-8"><title>Shop</title></head>
-<body><h1>Pricing</h1>${script}</body></html>`;
-}
-
-/** One request the page made to Chorus, as the browser saw it. */
-interface Exchange {
-  method: string;
-  path: string;
-  status: number;
-  headers: Record<string, string>;
-  requestBody: unknown;
-  body: unknown;
+/** An environment and its one app survey, the 2-block survey. */
+interface SurveyEnvironment {
+  env: string;
+  surveyId: string;
 }
 
 describe(
@@ -106,38 +44,38 @@ describe(
   { skip: skipReason() }, // skipped, with the reason printed, only without the widget's bundles or Chromium
   () => {
     let app: RunningChorus;
-    let host: Server;
-    let hostUrl: string;
-    let env: string;
-    let surveyId: string;
-    let browser: import('playwright-core').Browser;
-    let profiles: string;
+    let site: HostSite;
+    /** The environment whose survey every page view triggers. */
+    let main: SurveyEnvironment;
+    let browser: Browser;
 
-    before(async () => {
-      app = await startTestChorus('e2e_real_widget', { env: { WIDGET_ASSETS_DIR: WIDGET_DIR } });
+    /**
+     * A new environment with one app survey that `action` triggers, both made through the
+     * management API as a user would (`widget`: the survey's widget fields); once the edge lists it.
+     * Each case that is not about the page view has its own, so that survey does not run first.
+     */
+    async function surveyEnvironment(
+      action: Record<string, unknown>,
+      widget: Record<string, unknown>,
+    ): Promise<SurveyEnvironment> {
       const created = await app.createEnvironment('enterprise');
-      env = created.environmentId;
+      const env = created.environmentId;
       const manage = (method: string, path: string, body: unknown) =>
         call(app.baseUrl, method, `/api/v1/management/${path}`, body, { 'x-api-key': created.apiKey });
-      const action = await manage('POST', 'action-classes', {
-        environmentId: env,
-        name: 'New Session',
-        type: 'noCode',
-        noCodeConfig: { type: 'pageView', urlFilters: [] },
-      });
-      assert.equal(action.status, 200, JSON.stringify(action.body));
+      const actionClass = await manage('POST', 'action-classes', { environmentId: env, ...action });
+      assert.equal(actionClass.status, 200, JSON.stringify(actionClass.body));
       const survey = await manage('POST', 'surveys', {
         environmentId: env,
-        name: 'Real widget',
+        name: `Real widget: ${String(action.name)}`,
         type: 'app',
         status: 'inProgress',
         blocks: TWO_BLOCKS,
         endings: [{ id: 'end_1', type: 'endScreen', headline: 'Thanks!' }],
-        triggers: [{ actionClass: { id: action.body.data.id } }],
-        displayOption: 'respondMultiple',
+        triggers: [{ actionClass: { id: actionClass.body.data.id } }],
+        ...widget,
       });
       assert.equal(survey.status, 201, JSON.stringify(survey.body));
-      surveyId = survey.body.data.id;
+      const surveyId: string = survey.body.data.id;
       await waitFor(
         async () =>
           (await call(app.baseUrl, 'GET', `/api/v1/client/${env}/environment`)).body.data?.data.surveys.some(
@@ -145,118 +83,65 @@ describe(
           ),
         { what: 'the edge to list the survey' },
       );
+      return { env, surveyId };
+    }
 
-      const loader = await readFile(LOADER);
-      host = createServer((request, reply) => {
-        const url = new URL(request.url ?? '/', 'http://host');
-        if (url.pathname === '/sdk/index.js') {
-          reply.writeHead(200, { 'content-type': 'text/javascript' }).end(loader);
-          return;
-        }
-        const loading: Loading = url.pathname === '/loader.html' ? 'npm loader' : 'snippet';
-        const page = hostPage(loading, app.baseUrl, env, url.searchParams.get('user') ?? undefined);
-        reply.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(page);
-      });
-      await new Promise<void>((resolve) => host.listen(0, '127.0.0.1', resolve));
-      hostUrl = `http://127.0.0.1:${(host.address() as AddressInfo).port}`;
-
+    before(async () => {
+      app = await startTestChorus('e2e_real_widget', { env: { WIDGET_ASSETS_DIR: WIDGET_DIR } });
+      main = await surveyEnvironment(
+        { name: 'New Session', type: 'noCode', noCodeConfig: { type: 'pageView', urlFilters: [] } },
+        { displayOption: 'respondMultiple' },
+      );
+      site = await startHostSite(app.baseUrl, main.env);
       const { chromium } = await import('playwright-core');
       browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-      profiles = await mkdtemp(join(tmpdir(), 'chorus-widget-'));
     });
     after(async () => {
       await browser?.close();
-      await new Promise((resolve) => host?.close(resolve));
+      await site?.close();
       await app?.stop();
-      if (profiles) await rm(profiles, { recursive: true, force: true });
     });
 
-    type Modal = import('playwright-core').Locator;
-    interface Run {
-      exchanges: Exchange[];
-      failed: string[];
-      consoleLines: string[];
-      /** localStorage `formbricks-js` when the page was done. */
-      stored: string | null;
-    }
-
-    /**
-     * Opens the page in `context`, records every exchange with Chorus and the console, waits for the
-     * widget to load and the survey its page view triggers to show, then lets `act` use it.
-     */
-    async function visit(
-      context: import('playwright-core').BrowserContext,
-      pageUrl: string,
-      act: (modal: Modal, run: Run) => Promise<void>,
-    ): Promise<Run> {
-      const page = await context.newPage();
-      const run: Run = { exchanges: [], failed: [], consoleLines: [], stored: null };
-      page.on('console', (message) => run.consoleLines.push(`${message.type()}: ${message.text()}`));
-      page.on('requestfailed', (request) => run.failed.push(`${request.method()} ${request.url()}`));
-      page.on('response', async (response) => {
-        if (!response.url().startsWith(app.baseUrl)) return;
-        const request = response.request();
-        const url = new URL(response.url());
-        const body: unknown = url.pathname.startsWith('/api/')
-          ? await response.json().catch(() => undefined)
-          : undefined;
-        const sent = request.postData();
-        run.exchanges.push({
-          method: request.method(),
-          path: url.pathname,
-          status: response.status(),
-          headers: response.headers(),
-          requestBody: sent ? JSON.parse(sent) : undefined,
-          body,
-        });
-      });
-      try {
-        await page.goto(pageUrl);
-        await page.waitForFunction("'formbricks' in window", undefined, { timeout: 10_000 });
-        const modal = page.locator('#formbricks-modal-container');
-        // Attached, not visible: the container has no size of its own (its children are fixed).
-        await modal.waitFor({ state: 'attached', timeout: 20_000 });
-        await modal.getByText('What do you like most?').waitFor();
-        await act(modal, run);
-        run.stored = await page.evaluate<string | null>("localStorage.getItem('formbricks-js')");
-        return run;
-      } catch (error) {
-        const diagnostics = [
-          'exchanges:',
-          ...run.exchanges.map((e) => `  ${e.method} ${e.path} ${e.status}`),
-          'failed:',
-          ...run.failed,
-          'console:',
-          ...run.consoleLines,
-        ].join('\n');
-        throw new Error(`${(error as Error).message}\n${diagnostics}`, { cause: error });
-      } finally {
-        await page.close();
-      }
-    }
-
-    /** Answers the survey as a visitor does: a text, Next, "Founder", Finish; waits for the ending. */
-    const answerWith = (text: string) => async (modal: Modal) => {
-      await modal.getByRole('textbox').first().fill(text);
-      await modal.getByRole('button', { name: /next/i }).click();
-      await modal.getByText('Founder').click();
-      await modal.getByRole('button', { name: /finish/i }).click();
-      await modal.getByText('Thanks!').waitFor({ timeout: 20_000 });
-    };
-
-    /** A page load in a fresh context (empty localStorage) that answers the survey. */
-    async function answerSurvey(pageUrl: string, text: string): Promise<Run> {
+    /** `use` with a new browser context (empty localStorage), closed after. */
+    async function inFreshContext<T>(use: (context: BrowserContext) => Promise<T>): Promise<T> {
       const context = await browser.newContext();
       try {
-        return await visit(context, pageUrl, answerWith(text));
+        return await use(context);
       } finally {
         await context.close();
       }
     }
 
-    /** W1, W4, W6–W10, W18 for one page load; returns the stored response. */
-    async function checkRun(run: Run, pageUrl: string, text: string) {
-      const { exchanges } = run;
+    /** A page load in a fresh context that answers the survey its page view shows. */
+    async function answerSurvey(pageUrl: string, text: string): Promise<PageLog> {
+      return inFreshContext((context) =>
+        onPage(context, app.baseUrl, pageUrl, async (page) => answerShownSurvey(page, main.surveyId, text)),
+      );
+    }
+
+    const em = () => app.chorus.orm.em.fork();
+
+    /** The stored response `id`, once the processor has stored it finished. */
+    const storedFinished = (id: string) =>
+      waitFor(
+        async () => {
+          const found = await em().findOne(Response, { id });
+          return found?.finished ? found : undefined;
+        },
+        { what: `the finished response ${id}` },
+      );
+
+    /**
+     * W1, W4, W6–W10, W18 for one page load that answered the survey of `expected` (by default the
+     * page view's); returns the stored response.
+     */
+    async function checkRun(
+      log: PageLog,
+      pageUrl: string,
+      text: string,
+      expected: SurveyEnvironment & { action: string } = { ...main, action: 'New Session' },
+    ) {
+      const { exchanges } = log;
       const calls = (method: string, path: string) =>
         exchanges.filter((e) => e.method === method && e.path === path);
       // W1: both bundles from Chorus, with Formbricks' headers.
@@ -267,22 +152,11 @@ describe(
         assert.match(asset.headers['content-type'] ?? '', /^application\/javascript/);
         assert.equal(asset.headers['access-control-allow-origin'], '*');
       }
-      // W4, W9: no error state, no failed call, no rejected response.
-      assert.deepEqual(run.failed, []);
-      for (const e of exchanges.filter((x) => x.path.startsWith('/api/')))
-        assert.ok(e.status >= 200 && e.status < 300, `${e.method} ${e.path} answered ${e.status}`);
-      for (const marker of [
-        'Error during first setup',
-        'set to an error state',
-        'Response rejected permanently',
-        'Failed to send response',
-      ])
-        assert.ok(!run.consoleLines.some((line) => line.includes(marker)), `console: ${marker}`);
-      assert.ok(!run.stored?.includes('"error"'), `localStorage formbricks-js: ${run.stored}`);
+      checkNoFailure(log);
 
       // W18: one environment state, one display, one create, n−1 = 1 PUT.
-      const v1 = `/api/v1/client/${env}`;
-      const v2 = `/api/v2/client/${env}`;
+      const v1 = `/api/v1/client/${expected.env}`;
+      const v2 = `/api/v2/client/${expected.env}`;
       assert.equal(calls('GET', `${v1}/environment`).length, 1, 'one environment GET');
       const [display] = calls('POST', `${v2}/displays`);
       const [create] = calls('POST', `${v2}/responses`);
@@ -299,20 +173,13 @@ describe(
       assert.deepEqual((update.requestBody as { data: unknown }).data, { q2: 'Founder' }, 'a label');
 
       // W10: stored as the widget sent it, the display linked.
-      const em = () => app.chorus.orm.em.fork();
-      const row = await waitFor(
-        async () => {
-          const found = await em().findOne(Response, { id: responseId });
-          return found?.finished ? found : undefined;
-        },
-        { what: `the finished response ${responseId}` },
-      );
-      assert.equal(row.surveyId, surveyId);
+      const row = await storedFinished(responseId);
+      assert.equal(row.surveyId, expected.surveyId);
       assert.equal(row.data.q1, text);
       assert.equal(row.data.q2, 'Founder');
       for (const key of ['q1', 'q2', '_total']) assert.ok(key in row.ttc, `ttc.${key}`);
       assert.equal(row.meta.url, pageUrl);
-      assert.equal(row.meta.action, 'New Session');
+      assert.equal(row.meta.action, expected.action);
       assert.match(String((row.meta.userAgent as { browser?: string }).browser), /Chrome/);
       assert.equal(row.displayId, displayId);
       await waitFor(async () => (await em().findOne(Display, { id: displayId }))?.responseId === responseId, {
@@ -322,25 +189,25 @@ describe(
     }
 
     test('the official HTML snippet loads the widget, which takes the survey to its end, stored', async () => {
-      const pageUrl = `${hostUrl}/snippet.html`;
+      const pageUrl = `${site.url}/snippet.html`;
       await checkRun(await answerSurvey(pageUrl, 'The snippet works'), pageUrl, 'The snippet works');
     });
 
     test('the @formbricks/js npm loader loads the widget, which takes the survey to its end, stored', async () => {
-      const pageUrl = `${hostUrl}/loader.html`;
+      const pageUrl = `${site.url}/loader.html`;
       await checkRun(await answerSurvey(pageUrl, 'The loader works'), pageUrl, 'The loader works');
     });
 
     test('in debug mode (Cache-Control: no-cache on every call) the survey is answered the same way', async () => {
-      const pageUrl = `${hostUrl}/snippet.html?formbricksDebug=true`;
+      const pageUrl = `${site.url}/snippet.html?formbricksDebug=true`;
       await checkRun(await answerSurvey(pageUrl, 'Debugging'), pageUrl, 'Debugging');
     });
 
     test('an identified user (setUserId, setAttributes) gets the state, and the survey is answered as that contact', async () => {
       // js-core waits for the pending identification before it shows the survey the page view
       // triggered: the first page's survey is answered as the contact.
-      const userPath = `/api/v2/client/${env}/user`;
-      const pageUrl = `${hostUrl}/loader.html?user=u1`;
+      const userPath = `/api/v2/client/${main.env}/user`;
+      const pageUrl = `${site.url}/loader.html?user=u1`;
       const run = await answerSurvey(pageUrl, 'Known user');
       const user = run.exchanges.find((e) => e.method === 'POST' && e.path === userPath);
       assert.ok(user, 'the widget identified the user');
@@ -349,7 +216,7 @@ describe(
       assert.equal(state.data.userId, 'u1');
       assert.match(String(state.data.contactId), /^ctc_/);
       assert.ok(
-        (state.data.segments as string[]).includes(`seg_${surveyId}`),
+        (state.data.segments as string[]).includes(`seg_${main.surveyId}`),
         'the survey is in a segment of u1',
       );
 
@@ -358,6 +225,197 @@ describe(
       assert.equal((display.requestBody as { contactId?: string }).contactId, state.data.contactId);
       assert.equal(row.contactId, state.data.contactId);
       assert.equal(String(row.contactAttributes?.seats), '3');
+    });
+
+    test('a survey on a code action shows only once formbricks.track() names its key; its display and response are stored', async () => {
+      const checkout = await surveyEnvironment(
+        { name: 'Checkout done', type: 'code', key: 'checkout-done' },
+        { displayOption: 'respondMultiple' },
+      );
+      const pageUrl = `${site.url}/snippet.html?env=${checkout.env}`;
+      const log = await inFreshContext((context) =>
+        onPage(context, app.baseUrl, pageUrl, async (page, log) => {
+          // Set up, with the survey among those it may show: only its action is missing.
+          await widgetConfigWhen(
+            page,
+            (c) => c.filteredSurveys.some((s) => s.id === checkout.surveyId),
+            'the survey may be shown',
+          );
+          // A key no code action has: js-core refuses it (invalid_code) and shows nothing. Its
+          // commands run one at a time, so once it has refused, the setup's page view is done too.
+          await callWidget(page, 'track', 'no-such-action');
+          await waitFor(() => log.consoleLines.some((line) => line.includes('invalid_code')), {
+            what: 'js-core to refuse the unknown key',
+          });
+          assert.equal(await modalOf(page).count(), 0, 'no survey before its action');
+          assert.ok(!log.sent.some((request) => request.endsWith('/displays')), 'no display before it');
+
+          await callWidget(page, 'track', 'checkout-done');
+          await answerShownSurvey(page, checkout.surveyId, 'Bought it');
+        }),
+      );
+      // The response names the action class that triggered it (js-core passes its name, not its key).
+      const { row } = await checkRun(log, pageUrl, 'Bought it', { ...checkout, action: 'Checkout done' });
+      assert.equal(row.contactId, null);
+    });
+
+    test('a displayOnce survey shown to a user is not shown again in a new browser context: their state lists the display', async () => {
+      // recontactDays 0: the survey's own rule, so only displayOnce can hide it (otherwise the
+      // workspace's 7 days since the last display would too).
+      const once = await surveyEnvironment(
+        { name: 'Upgraded', type: 'code', key: 'upgraded' },
+        { displayOption: 'displayOnce', recontactDays: 0 },
+      );
+      // Debug mode: js-core logs what it does with a tracked action, which the second visit waits on.
+      const pageUrl = `${site.url}/snippet.html?env=${once.env}&user=u2&formbricksDebug=true`;
+      const identified = (page: Page) =>
+        widgetConfigWhen(page, (c) => c.user.data.userId === 'u2', 'u2 identified');
+      const userPath = `/api/v2/client/${once.env}/user`;
+
+      const first = await inFreshContext((context) =>
+        onPage(context, app.baseUrl, pageUrl, async (page) => {
+          const config = await identified(page);
+          assert.ok(
+            config.filteredSurveys.some((s) => s.id === once.surveyId),
+            'not seen yet: it may show',
+          );
+          await callWidget(page, 'track', 'upgraded');
+          await answerShownSurvey(page, once.surveyId, 'Worth it');
+        }),
+      );
+      const { row } = await checkRun(first, pageUrl, 'Worth it', { ...once, action: 'Upgraded' });
+      const contactId = row.contactId!;
+      assert.match(contactId, /^ctc_/);
+
+      const again = await inFreshContext((context) =>
+        onPage(context, app.baseUrl, pageUrl, async (page, log) => {
+          const config = await identified(page);
+          assert.equal(config.user.data.contactId, contactId);
+          assert.deepEqual(config.filteredSurveys, [], 'js-core filters the survey out');
+          await callWidget(page, 'track', 'upgraded');
+          await waitFor(
+            () => log.consoleLines.some((line) => line.includes('No active surveys to display')),
+            {
+              what: 'js-core to find no survey for the action',
+            },
+          );
+          assert.equal(await modalOf(page).count(), 0, 'the survey is not shown');
+        }),
+      );
+      checkNoFailure(again);
+      // What js-core filtered with is Chorus' answer: the display and response stored for u2.
+      const user = again.exchanges.find((e) => e.method === 'POST' && e.path === userPath);
+      assert.ok(user, 'the widget identified u2');
+      const { state } = (user.body as { data: { state: { data: Record<string, any> } } }).data;
+      assert.equal(state.data.contactId, contactId);
+      assert.deepEqual(
+        state.data.displays.map((d: { surveyId: string }) => d.surveyId),
+        [once.surveyId],
+      );
+      assert.deepEqual(state.data.responses, [once.surveyId]);
+      assert.ok(state.data.lastDisplayAt, 'the last display is dated');
+      assert.ok(
+        !again.sent.some((r) => r.includes('/displays') || r.includes('/responses')),
+        'nothing shown',
+      );
+      const displays = await em().find(Display, { surveyId: once.surveyId, contactId });
+      assert.deepEqual(
+        displays.map((d) => d.id),
+        [row.displayId],
+        'one display of the survey for u2',
+      );
+    });
+
+    test('after logout the widget is anonymous again: it sends nothing, shows the survey anew and answers it without the contact', async () => {
+      // displayOnce: once u3 has seen it, only a state without u3's displays shows it again.
+      const report = await surveyEnvironment(
+        { name: 'Saved report', type: 'code', key: 'saved-report' },
+        { displayOption: 'displayOnce', recontactDays: 0 },
+      );
+      const pageUrl = `${site.url}/snippet.html?env=${report.env}&user=u3&formbricksDebug=true`;
+      const v1 = `/api/v1/client/${report.env}`;
+      const v2 = `/api/v2/client/${report.env}`;
+      const shows = (c: { filteredSurveys: { id: string }[] }) =>
+        c.filteredSurveys.some((s) => s.id === report.surveyId);
+      let contactId = '';
+
+      const log = await inFreshContext((context) =>
+        onPage(context, app.baseUrl, pageUrl, async (page, log) => {
+          const known = await widgetConfigWhen(page, (c) => c.user.data.userId === 'u3', 'u3 identified');
+          contactId = known.user.data.contactId!;
+          await callWidget(page, 'track', 'saved-report');
+          await answerShownSurvey(page, report.surveyId, 'As u3');
+          await widgetConfigWhen(page, (c) => !shows(c), 'the survey u3 has seen filtered out');
+          // The last answer is in before the logout, so whatever is sent after it is the logout's.
+          await waitFor(
+            () =>
+              log.exchanges.some(
+                (e) => e.method === 'PUT' && e.path.startsWith(`${v1}/responses/`) && e.status === 200,
+              ),
+            { what: "u3's finished response acknowledged" },
+          );
+          const sentBefore = log.sent.length;
+
+          await callWidget(page, 'logout');
+          // js-core resets the user state to the anonymous one and closes the survey; it tells
+          // the server nothing.
+          const anonymous = await widgetConfigWhen(page, (c) => c.user.data.userId === null, 'the logout');
+          assert.equal(anonymous.user.data.contactId, null);
+          assert.deepEqual(anonymous.user.data.displays, []);
+          assert.ok(shows(anonymous), 'an anonymous visitor may be shown the survey');
+          await modalOf(page).waitFor({ state: 'detached' });
+          assert.deepEqual(log.sent.slice(sentBefore), [], 'the logout sent nothing');
+
+          await callWidget(page, 'track', 'saved-report');
+          await answerShownSurvey(page, report.surveyId, 'Anonymous');
+
+          // u3 identifies again: their state has their one display, not the anonymous one.
+          await callWidget(page, 'setUserId', 'u3');
+          const back = await widgetConfigWhen(page, (c) => c.user.data.userId === 'u3', 'u3 back');
+          assert.deepEqual(
+            back.user.data.displays.map((d) => d.surveyId),
+            [report.surveyId],
+          );
+          assert.ok(!shows(back), 'u3 is not shown it again');
+        }),
+      );
+      checkNoFailure(log);
+      const posts = (path: string) =>
+        log.exchanges.filter((e) => e.method === 'POST' && e.path === path) as {
+          requestBody: Record<string, unknown>;
+          body: { data: { id: string } };
+        }[];
+      assert.equal(posts(`${v2}/user`).length, 2, 'one identify at load, one after the logout');
+      const displays = posts(`${v2}/displays`);
+      const creates = posts(`${v2}/responses`);
+      assert.equal(displays.length, 2);
+      assert.equal(creates.length, 2);
+      assert.equal(displays[0]!.requestBody.contactId, contactId);
+      assert.equal(displays[1]!.requestBody.contactId, undefined, 'the anonymous display names no contact');
+      assert.equal(creates[0]!.requestBody.contactId, contactId);
+      assert.equal(creates[1]!.requestBody.contactId, null, 'the anonymous response names no contact');
+
+      const [known, anonymous] = await Promise.all(creates.map((c) => storedFinished(c.body.data.id)));
+      assert.equal(known!.contactId, contactId);
+      assert.equal(known!.data.q1, 'As u3');
+      assert.equal(anonymous!.contactId, null);
+      assert.equal(anonymous!.data.q1, 'Anonymous');
+      assert.equal(anonymous!.displayId, displays[1]!.body.data.id);
+      const stored = await waitFor(
+        async () => {
+          const rows = await em().find(
+            Display,
+            { surveyId: report.surveyId },
+            { orderBy: { createdAt: 'asc' } },
+          );
+          return rows.length === 2 ? rows : undefined;
+        },
+        { what: 'both displays stored' },
+      );
+      assert.deepEqual(
+        stored.map((d) => d.contactId),
+        [contactId, null],
+      );
     });
   },
 );
