@@ -23,7 +23,8 @@ export type IdPrefix =
   | 'lnk'
   | 'dlv'
   | 'whk'
-  | 'act';
+  | 'act'
+  | 'seg';
 
 // Random bytes are drawn from a pool: one system call per 256 ids instead of one per id.
 let pool = randomBytes(4096);

@@ -111,3 +111,12 @@ function normaliseAddress(address: string): string {
 function withoutUndefined<T extends object>(value: T): T {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
 }
+
+/**
+ * The device a segment's device filter compares with (docs/segments.md): `phone` when the parser
+ * names a device type (mobile, tablet, wearable …), `desktop` otherwise. Formbricks means the
+ * same, but tests the parser's `device` object itself, which is always there (spec §2.7).
+ */
+export function deviceTypeOf(userAgent: string | undefined): 'phone' | 'desktop' {
+  return parseUserAgent(userAgent ?? '').device === 'desktop' ? 'desktop' : 'phone';
+}

@@ -9,6 +9,7 @@ import type { Orm } from '../store/orm.ts';
 import { connected, type Redis } from '../redis.ts';
 import { contactReader } from '../store/contacts.ts';
 import { contactActivityReader } from '../store/contact-activity.ts';
+import { findEnvironmentSegments } from '../store/segment-members.ts';
 import { findDisplayStatus } from '../store/displays.ts';
 import { findApiKeyGrant, findEnvironment } from '../store/environments.ts';
 import { findResponseStatus, singleUseIdTaken } from '../store/responses.ts';
@@ -93,6 +94,8 @@ export async function startEdge(deps: EdgeDeps): Promise<RunningEdge> {
     60_000,
     10_000,
   );
+  // Each environment's segments and attribute key types, for the user route (docs/segments.md).
+  const segments = cache((id) => findEnvironmentSegments(em.fork(), id), 60_000, 10_000);
   const surveyChanges = await listenForSurveyChanges(
     deps.databaseUrl,
     {
@@ -100,12 +103,16 @@ export async function startEdge(deps: EdgeDeps): Promise<RunningEdge> {
       // through it (403, 404) rather than unknown (503).
       onChange: (id) => surveys.refresh(id),
       // Rebuilt by the next request, which comes soon: this is the hottest route.
-      onEnvironmentChange: (id) => environmentStates.delete(id),
+      onEnvironmentChange: (id) => {
+        environmentStates.delete(id);
+        segments.delete(id);
+      },
       // Kept, never dropped: the listener breaks when PostgreSQL does, and that is when the edge
       // answers from them. Revalidated when it breaks and again when it is back.
       onMissedChanges: () => {
         surveys.revalidate();
         environmentStates.revalidate();
+        segments.revalidate();
       },
     },
     log,
@@ -137,6 +144,7 @@ export async function startEdge(deps: EdgeDeps): Promise<RunningEdge> {
       local: cache((id) => findDisplayStatus(em, id), 60_000),
     }),
     contacts: cache(contactReader(em), 10_000),
+    segments,
     singleUseIds: singleUseIds({
       redis: deps.redis,
       keyPrefix: deps.http.redisKeyPrefix,

@@ -5,6 +5,7 @@ import { pageOf, type PageRequest } from './pages.ts';
 import { ChorusError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { ContactAttributeKey, Environment, type AttributeType } from './entities.ts';
+import { lockSegments, refreshEnvironmentMembership } from './segment-members.ts';
 
 export function attributeKeyRecord(row: ContactAttributeKey) {
   return {
@@ -40,6 +41,9 @@ export async function createAttributeKey(
     }
     throw error;
   }
+  // A number or date key reads the values contacts already hold differently (segments/evaluate.ts).
+  if (input.type !== 'text')
+    await em.fork().transactional((tx) => refreshEnvironmentMembership(tx, input.environmentId));
   return attributeKeyRecord(row);
 }
 
@@ -49,14 +53,17 @@ export function listAttributeKeys(em: EntityManager, environmentIds: string[], p
   });
 }
 
-/** Deletes the key and removes its values from every contact of the environment. */
+/** Deletes the key and removes its values from every contact of the environment (and its segments' view of them). */
 export async function deleteAttributeKey(em: EntityManager, row: ContactAttributeKey): Promise<void> {
   await em.fork().transactional(async (tx) => {
+    // Before the contacts' rows: the contact processor takes this lock before it writes them.
+    await lockSegments(tx, [row.environment.id], 'exclusive');
     await tx.execute(
       'update contacts set attributes = attributes - ?, updated_at = now() where environment_id = ? and jsonb_exists(attributes, ?)',
       [row.key, row.environment.id, row.key],
     );
     await tx.execute('delete from contact_attribute_keys where id = ?', [row.id]);
+    await refreshEnvironmentMembership(tx, row.environment.id);
   });
 }
 

@@ -1,18 +1,20 @@
 // What the widget's user state needs from the store about one contact (widget contract §2 call 7):
-// the surveys it has seen and answered, and the app surveys of its environment (whose segments it
-// belongs to). Read by the edge on every identify (js-core identifies at each session of a signed-in
-// visitor): the identifies of one turn share one statement, over the `contact_id` indexes of
-// displays and responses and the (environment, id) index of surveys.
+// the surveys it has seen and answered, and its stored segment membership (store/segment-members.ts).
+// Read by the edge on every identify (js-core identifies at each session of a signed-in visitor):
+// the identifies of one turn share one statement, over the `contact_id` indexes of displays,
+// responses and segment members.
 import { batchedReads } from './batched-reads.ts';
 import { query, type EntityManager } from './orm.ts';
 
 export interface ContactActivity {
-  /** The environment's `app` surveys: Chorus has no segment filters, so a contact is in all their segments. */
-  appSurveyIds: string[];
   /** The contact's newest displays (at most MAX_DISPLAYS), in no particular order. */
   displays: { id: string; surveyId: string; createdAt: string }[];
   /** The surveys the contact has a response for (each once). */
   respondedSurveyIds: string[];
+  /** Its newest responses (at most MAX_DISPLAYS), for survey-interaction filters. */
+  responses: { surveyId: string; createdAt: string; finished: boolean }[];
+  /** Its stored segment membership and the digest of the attributes it holds for; none yet: null. */
+  membership: { digest: string; segmentIds: string[] } | null;
 }
 
 /**
@@ -35,17 +37,21 @@ export function contactActivityReader(
   return async (environmentId, contactId) => (await read(`${environmentId} ${contactId}`)) ?? emptyActivity();
 }
 
-const emptyActivity = (): ContactActivity => ({ appSurveyIds: [], displays: [], respondedSurveyIds: [] });
+export const emptyActivity = (): ContactActivity => ({
+  displays: [],
+  respondedSurveyIds: [],
+  responses: [],
+  membership: null,
+});
 
 /**
- * One statement for many (environment, contact) pairs, keyed `environment contact`: the app surveys
- * of each environment, and each contact's responded surveys and newest displays.
+ * One statement for many (environment, contact) pairs, keyed `environment contact`: each contact's
+ * newest displays and responses, and its stored segment membership with its digest.
  */
 async function readActivities(
   em: EntityManager,
   pairs: readonly [environmentId: string, contactId: string][],
 ): Promise<Map<string, ContactActivity>> {
-  const environmentIds = [...new Set(pairs.map(([environmentId]) => environmentId))];
   const contactIds = [...new Set(pairs.map(([, contactId]) => contactId))];
   const rows = await query<{
     kind: string;
@@ -53,49 +59,65 @@ async function readActivities(
     id: string | null;
     survey_id: string;
     at: Date | null;
+    finished: boolean | null;
   }>(
     em,
-    `(select 'survey' as kind, environment_id as owner, null::text as id, id as survey_id, null::timestamptz as at
-        from surveys where environment_id = any(?) and type = 'app')
+    `(select 'response' as kind, ids.contact_id as owner, null::text as id, r.survey_id, r.created_at as at, r.finished
+        from unnest(?::text[]) as ids(contact_id)
+        cross join lateral (select survey_id, created_at, finished from responses where contact_id = ids.contact_id
+                              order by created_at desc, id desc limit ${MAX_DISPLAYS}) r)
      union all
-     (select distinct 'response', contact_id, null::text, survey_id, null::timestamptz
-        from responses where contact_id = any(?))
-     union all
-     (select 'display', ids.contact_id, d.id, d.survey_id, d.created_at
+     (select 'display', ids.contact_id, d.id, d.survey_id, d.created_at, null::boolean
         from unnest(?::text[]) as ids(contact_id)
         cross join lateral (select id, survey_id, created_at from displays where contact_id = ids.contact_id
-                              order by created_at desc, id desc limit ${MAX_DISPLAYS}) d)`,
-    [environmentIds, contactIds, contactIds],
+                              order by created_at desc, id desc limit ${MAX_DISPLAYS}) d)
+     union all
+     (select 'member', contact_id, null::text, segment_id, null::timestamptz, null::boolean
+        from segment_members where contact_id = any(?))
+     union all
+     (select 'digest', contact_id, attributes_digest, '', null::timestamptz, null::boolean
+        from segment_evaluations where contact_id = any(?))`,
+    [contactIds, contactIds, contactIds, contactIds],
   );
-  const appSurveys = new Map<string, string[]>();
-  const ofContact = new Map<string, Omit<ContactActivity, 'appSurveyIds'>>();
+  const ofContact = new Map<string, ContactActivity>();
   const activityOf = (contactId: string) => {
     let activity = ofContact.get(contactId);
-    if (!activity) ofContact.set(contactId, (activity = { displays: [], respondedSurveyIds: [] }));
+    if (!activity) ofContact.set(contactId, (activity = emptyActivity()));
     return activity;
   };
+  const members = new Map<string, string[]>();
   for (const row of rows) {
-    if (row.kind === 'survey')
-      appSurveys.set(row.owner, [...(appSurveys.get(row.owner) ?? []), row.survey_id]);
-    else if (row.kind === 'response') activityOf(row.owner).respondedSurveyIds.push(row.survey_id);
-    else
-      activityOf(row.owner).displays.push({
+    const activity = activityOf(row.owner);
+    if (row.kind === 'response') {
+      activity.responses.push({
+        surveyId: row.survey_id,
+        createdAt: new Date(row.at!).toISOString(),
+        finished: row.finished === true,
+      });
+      if (!activity.respondedSurveyIds.includes(row.survey_id))
+        activity.respondedSurveyIds.push(row.survey_id);
+    } else if (row.kind === 'display') {
+      activity.displays.push({
         id: row.id!,
         surveyId: row.survey_id,
         createdAt: new Date(row.at!).toISOString(),
       });
+    } else if (row.kind === 'member') {
+      members.set(row.owner, [...(members.get(row.owner) ?? []), row.survey_id]);
+    } else {
+      activity.membership = { digest: row.id!, segmentIds: [] };
+    }
+  }
+  for (const [contactId, segmentIds] of members) {
+    const activity = activityOf(contactId);
+    // Rows without a digest (a deletion raced with a write) say nothing: evaluated instead.
+    if (activity.membership) activity.membership.segmentIds = segmentIds;
   }
   // `union all` does not promise the branch's order: the user state sorts the displays.
   return new Map(
-    pairs.map(([environmentId, contactId]) => {
-      const { displays, respondedSurveyIds } = ofContact.get(contactId) ?? {
-        displays: [],
-        respondedSurveyIds: [],
-      };
-      return [
-        `${environmentId} ${contactId}`,
-        { appSurveyIds: appSurveys.get(environmentId) ?? [], displays, respondedSurveyIds },
-      ];
-    }),
+    pairs.map(([environmentId, contactId]) => [
+      `${environmentId} ${contactId}`,
+      ofContact.get(contactId) ?? emptyActivity(),
+    ]),
   );
 }

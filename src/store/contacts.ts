@@ -100,6 +100,9 @@ export async function deleteContact(em: EntityManager, contact: ContactRecord): 
     }
     await tx.execute('delete from responses where contact_id = ?', [contact.id]);
     await tx.execute('delete from displays where contact_id = ?', [contact.id]);
+    // Its stored segment membership (no foreign key leads there: store/segment-members.ts).
+    await tx.execute('delete from segment_members where contact_id = ?', [contact.id]);
+    await tx.execute('delete from segment_evaluations where contact_id = ?', [contact.id]);
     await tx.execute('delete from contacts where id = ?', [contact.id]);
   });
 }

@@ -4,6 +4,7 @@ import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
 import { PROVIDERS } from '../config.ts';
 import { SURVEY_STATUSES } from '../events/survey-events.ts';
 import type { ResponseClocks } from '../responses/state.ts';
+import type { Filters } from '../segments/filters.ts';
 
 export const PLANS = ['free', 'enterprise'] as const;
 export type Plan = (typeof PLANS)[number];
@@ -68,6 +69,27 @@ export const ApiKeyEnvironment = defineEntity({
 });
 export type ApiKeyEnvironment = InferEntity<typeof ApiKeyEnvironment>;
 
+/**
+ * A segment of contacts (docs/segments.md): a filter tree. A private one holds one app survey's own
+ * targeting (its title is the survey id, and it goes with the survey); a public one is named,
+ * reusable and shared by the surveys that point at it.
+ */
+export const Segment = defineEntity({
+  name: 'Segment',
+  tableName: 'segments',
+  uniques: [{ properties: ['environment', 'title'] }],
+  properties: {
+    id: p.string().primary(),
+    environment: () => p.manyToOne(Environment).deleteRule('cascade'),
+    title: p.string(),
+    description: p.text().nullable(),
+    isPrivate: p.boolean().default(true),
+    filters: p.json<Filters>(),
+    ...timestamps,
+  },
+});
+export type Segment = InferEntity<typeof Segment>;
+
 export const Survey = defineEntity({
   name: 'Survey',
   tableName: 'surveys',
@@ -85,6 +107,8 @@ export const Survey = defineEntity({
     isCaptureIpEnabled: p.boolean().default(false),
     /** The fields only the widget reads (welcome card, triggers, display options …), kept as sent. */
     widget: p.json<Record<string, unknown>>().nullable(),
+    /** Its targeting: app surveys have one (their private segment, or a public one); others none. */
+    segment: () => p.manyToOne(Segment).nullable().deleteRule('set null').index(),
     ...timestamps,
   },
 });
@@ -205,6 +229,35 @@ export const ContactAttributeKey = defineEntity({
   },
 });
 export type ContactAttributeKey = InferEntity<typeof ContactAttributeKey>;
+
+/**
+ * Stored membership (store/segment-members.ts): a contact is in a segment whose result depends only
+ * on attributes. `contact_id` has no foreign key: the rows are written beside contacts being deleted
+ * (a deletion removes them itself), and a row left for a deleted contact is never read.
+ */
+export const SegmentMember = defineEntity({
+  name: 'SegmentMember',
+  tableName: 'segment_members',
+  indexes: [{ properties: ['contactId'] }],
+  properties: {
+    segment: () => p.manyToOne(Segment).primary().deleteRule('cascade'),
+    contactId: p.string().primary(),
+  },
+});
+export type SegmentMember = InferEntity<typeof SegmentMember>;
+
+/** Which attributes a contact's stored membership was computed from (segments/membership.ts). */
+export const SegmentEvaluation = defineEntity({
+  name: 'SegmentEvaluation',
+  tableName: 'segment_evaluations',
+  properties: {
+    contactId: p.string().primary(),
+    environment: () => p.manyToOne(Environment).deleteRule('cascade').index(),
+    attributesDigest: p.string(),
+    evaluatedAt: p.datetime().defaultRaw('now()'),
+  },
+});
+export type SegmentEvaluation = InferEntity<typeof SegmentEvaluation>;
 
 /**
  * One row per response counted in a quota: counting is exact and idempotent. A quota is named by
@@ -451,12 +504,15 @@ export const entities = [
   Environment,
   ApiKey,
   ApiKeyEnvironment,
+  Segment,
   Survey,
   ActionClass,
   Response,
   Display,
   Contact,
   ContactAttributeKey,
+  SegmentMember,
+  SegmentEvaluation,
   QuotaMember,
   ContactTombstone,
   Integration,

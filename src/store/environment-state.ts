@@ -3,6 +3,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { MAX_STATE_SURVEYS, type EnvironmentStateInput } from '../surveys/widget-state.ts';
 import { ActionClass, Environment, Survey } from './entities.ts';
+import { hasFilters } from '../segments/evaluate.ts';
 
 /** What the state of `environmentId` is built from; undefined for an unknown environment. */
 export async function findEnvironmentStateInput(
@@ -16,7 +17,7 @@ export async function findEnvironmentStateInput(
     fork.find(
       Survey,
       { environment: environmentId, type: 'app', status: 'inProgress' },
-      { orderBy: { createdAt: 'desc', id: 'desc' }, limit: MAX_STATE_SURVEYS },
+      { orderBy: { createdAt: 'desc', id: 'desc' }, limit: MAX_STATE_SURVEYS, populate: ['segment'] },
     ),
     fork.find(ActionClass, { environment: environmentId }, { orderBy: { createdAt: 'asc', id: 'asc' } }),
   ]);
@@ -30,6 +31,7 @@ export async function findEnvironmentStateInput(
       blocks: s.blocks,
       endings: s.endings,
       widget: s.widget ?? null,
+      segment: s.segment ? { id: s.segment.id, hasFilters: hasFilters(s.segment) } : null,
       createdAt: s.createdAt,
     })),
     actionClasses: actionClasses.map((a) => ({

@@ -133,3 +133,53 @@ test('a delivery left sending before claim times were kept is searched for from 
     await world.cleanup();
   }
 });
+
+test('existing app surveys get their private segment with the id the widget knows; the legacy hasFilters becomes an empty group', async () => {
+  const world = await createTestWorld('migrations_segments');
+  const orm = await openStore(world.databaseUrl);
+  try {
+    await orm.getMigrator().up({ to: 'Migration20261127010000_refused_responses' });
+    const em = orm.em.fork();
+    await em.execute(`insert into organizations (id, name, plan) values ('org_m', 'o', 'enterprise')`);
+    await em.execute(`insert into environments (id, organization_id, name) values ('env_m', 'org_m', 'e')`);
+    const survey = (id: string, type: string, widget: unknown) =>
+      em.execute(
+        `insert into surveys (id, environment_id, name, type, blocks, endings, quotas, widget) values (?, 'env_m', 'n', ?, '[]', '[]', '[]', ?::jsonb)`,
+        [id, type, JSON.stringify(widget)],
+      );
+    await survey('srv_open', 'app', { delay: 3 });
+    await survey('srv_known', 'app', { segment: { hasFilters: true }, delay: 1 });
+    await survey('srv_link', 'link', null);
+
+    await prepareStore(orm, createLogger('fatal'), { demo: false });
+    const segments = await em.execute<
+      { id: string; title: string; is_private: boolean; filters: unknown[] }[]
+    >('select id, title, is_private, filters from segments order by id');
+    assert.deepEqual(
+      segments.map((s) => ({ ...s })),
+      [
+        {
+          id: 'seg_srv_known',
+          title: 'srv_known',
+          is_private: true,
+          filters: [{ id: 'legacy_identified_only', connector: null, resource: [] }],
+        },
+        { id: 'seg_srv_open', title: 'srv_open', is_private: true, filters: [] },
+      ],
+    );
+    const surveys = await em.execute<{ id: string; segment_id: string | null; widget: unknown }[]>(
+      'select id, segment_id, widget from surveys order by id',
+    );
+    assert.deepEqual(
+      surveys.map((s) => ({ ...s })),
+      [
+        { id: 'srv_known', segment_id: 'seg_srv_known', widget: { delay: 1 } },
+        { id: 'srv_link', segment_id: null, widget: null },
+        { id: 'srv_open', segment_id: 'seg_srv_open', widget: { delay: 3 } },
+      ],
+    );
+  } finally {
+    await orm.close();
+    await world.cleanup();
+  }
+});

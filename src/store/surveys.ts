@@ -5,7 +5,18 @@ import { newId } from '../ids.ts';
 import { questionsOf, type Block, type Element, type Ending, type Quota } from '../surveys/definition.ts';
 import { blocksFromQuestions, legacyQuestions } from '../surveys/blocks.ts';
 import { hasLogicJumps } from '../surveys/logic.ts';
-import { Environment, Survey, type SurveyStatus } from './entities.ts';
+import { Environment, Segment, Survey, type SurveyStatus } from './entities.ts';
+import { notFound } from '../errors.ts';
+import type { Filters } from '../segments/filters.ts';
+import {
+  attachSurveys,
+  checkFilterReferences,
+  pointSurveyAt,
+  privateSegmentIdOf,
+  recordsOf,
+  type SegmentRecord,
+} from './segments.ts';
+import { refreshEnvironmentMembership } from './segment-members.ts';
 
 export interface SurveySnapshot {
   id: string;
@@ -33,23 +44,57 @@ export interface NewSurvey {
   isCaptureIpEnabled?: boolean;
   /** The widget's fields (surveys/widget-fields.ts), as stored; on update, merged into the stored ones. */
   widget?: Record<string, unknown>;
+  /** Its targeting (docs/segments.md, "A survey's segment"); only app surveys have one. */
+  segment?: SurveySegmentInput | null;
+}
+
+/**
+ * A survey's `segment` as a create or update sends it: Formbricks' segment object. `id` names the
+ * segment to use (the survey's own private one when left out); the other fields sent are written
+ * to that segment (`title` and `description` only to a public one), and `surveys` are pointed at
+ * it too.
+ */
+export interface SurveySegmentInput {
+  id?: string;
+  title?: string;
+  description?: string | null;
+  filters?: Filters;
+  surveys?: string[];
 }
 
 export async function createSurvey(em: EntityManager, input: NewSurvey): Promise<Survey> {
-  const survey = em.create(Survey, {
-    id: newId('srv'),
-    environment: em.getReference(Environment, input.environmentId),
-    name: input.name ?? 'Untitled survey',
-    type: input.type ?? 'link',
-    status: input.status ?? 'draft',
-    blocks: input.blocks ?? blocksFromQuestions(input.questions ?? []),
-    endings: input.endings ?? [],
-    quotas: input.quotas ?? [],
-    isCaptureIpEnabled: input.isCaptureIpEnabled ?? false,
-    widget: input.widget && Object.keys(input.widget).length > 0 ? input.widget : null,
+  return em.transactional(async (tx) => {
+    const survey = tx.create(Survey, {
+      id: newId('srv'),
+      environment: tx.getReference(Environment, input.environmentId),
+      name: input.name ?? 'Untitled survey',
+      type: input.type ?? 'link',
+      status: input.status ?? 'draft',
+      blocks: input.blocks ?? blocksFromQuestions(input.questions ?? []),
+      endings: input.endings ?? [],
+      quotas: input.quotas ?? [],
+      isCaptureIpEnabled: input.isCaptureIpEnabled ?? false,
+      widget: input.widget && Object.keys(input.widget).length > 0 ? input.widget : null,
+    });
+    // An app survey always starts on a new private segment, with the filters sent (Formbricks
+    // ignores a `segment.id` here too).
+    if (survey.type === 'app') {
+      const filters = input.segment?.filters ?? [];
+      if (filters.length > 0) await checkFilterReferences(tx, input.environmentId, filters);
+      survey.segment = tx.create(Segment, {
+        id: privateSegmentIdOf(survey.id),
+        environment: tx.getReference(Environment, input.environmentId),
+        title: survey.id,
+        description: null,
+        isPrivate: true,
+        filters,
+      });
+      await tx.flush();
+      if (filters.length > 0) await refreshEnvironmentMembership(tx, input.environmentId);
+    }
+    await tx.flush();
+    return survey;
   });
-  await em.flush();
-  return survey;
 }
 
 export async function findSurveySnapshot(em: EntityManager, id: string): Promise<SurveySnapshot | undefined> {
@@ -117,7 +162,7 @@ export async function pauseSurvey(tx: EntityManager, surveyId: string): Promise<
  * A survey as the management API shows it: `questions` too when every block holds one element, and
  * the widget fields that were stored.
  */
-export function surveyRecord(survey: Survey) {
+export function surveyRecord(survey: Survey, segment: SegmentRecord | null = null) {
   const blocks = survey.blocks as Block[];
   const questions = legacyQuestions(blocks);
   return {
@@ -134,31 +179,111 @@ export function surveyRecord(survey: Survey) {
     quotas: survey.quotas,
     isCaptureIpEnabled: survey.isCaptureIpEnabled,
     ...survey.widget,
+    segment,
   };
+}
+
+/** The management records of `surveys`, each with its segment (one read for all). */
+export async function surveyRecords(em: EntityManager, surveys: readonly Survey[]) {
+  const ids = [...new Set(surveys.flatMap((s) => (s.segment ? [s.segment.id] : [])))];
+  const rows = ids.length > 0 ? await em.fork().find(Segment, { id: { $in: ids } }) : [];
+  const segments = new Map((await recordsOf(em, rows)).map((r) => [r.id, r]));
+  return surveys.map((s) => surveyRecord(s, (s.segment && segments.get(s.segment.id)) ?? null));
 }
 
 export type SurveyChanges = Omit<NewSurvey, 'environmentId'>;
 
-/** Changes only the fields given; legacy `questions` replace the blocks. */
+/** Changes only the fields given; legacy `questions` replace the blocks; `segment` as its type says. */
 export async function updateSurvey(
   em: EntityManager,
   survey: Survey,
   changes: SurveyChanges,
 ): Promise<Survey> {
-  const { questions, widget, ...fields } = changes;
-  em.assign(survey, {
-    ...Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined)),
-    ...(questions ? { blocks: blocksFromQuestions(questions) } : {}),
-    // A new object, so the ORM sees the JSON change.
-    ...(widget && Object.keys(widget).length > 0 ? { widget: { ...survey.widget, ...widget } } : {}),
-    updatedAt: new Date(),
+  const { questions, widget, segment, ...fields } = changes;
+  return em.transactional(async (tx) => {
+    tx.assign(survey, {
+      ...Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined)),
+      ...(questions ? { blocks: blocksFromQuestions(questions) } : {}),
+      // A new object, so the ORM sees the JSON change.
+      ...(widget && Object.keys(widget).length > 0 ? { widget: { ...survey.widget, ...widget } } : {}),
+      updatedAt: new Date(),
+    });
+    await tx.flush();
+    await applySegment(tx, survey, segment);
+    return survey;
   });
-  await em.flush();
-  return survey;
 }
 
-export function listSurveys(em: EntityManager, environmentIds: string[], page: PageRequest) {
-  return pageOf(em, Survey, { environment: { $in: environmentIds } }, page, surveyRecord, {
-    total: { counted: 'surveys', environmentIds },
+/**
+ * A survey's segment after an update (spec §1.2, §4.4): a survey that is not `app` has none (its
+ * private segment is deleted, a public one left); an app survey keeps or gets its private one, or
+ * is pointed at the segment `segment.id` names, which takes the fields sent.
+ */
+async function applySegment(tx: EntityManager, survey: Survey, input: SurveySegmentInput | null | undefined) {
+  const environmentId = survey.environment.id;
+  if (survey.type !== 'app') {
+    if (survey.segment) await pointSurveyAt(tx, survey, null);
+    return;
+  }
+  const privateId = privateSegmentIdOf(survey.id);
+  const targetId = input?.id ?? survey.segment?.id ?? privateId;
+  let target = await tx.findOne(Segment, { id: targetId });
+  if (target && target.environment.id !== environmentId) target = null;
+  if (!target) {
+    if (targetId !== privateId) throw notFound('Segment', targetId);
+    target = tx.create(Segment, {
+      id: privateId,
+      environment: tx.getReference(Environment, environmentId),
+      title: survey.id,
+      description: null,
+      isPrivate: true,
+      filters: [],
+    });
+  }
+  if (input?.filters !== undefined) await checkFilterReferences(tx, environmentId, input.filters, target.id);
+  const changed =
+    input?.filters !== undefined && JSON.stringify(input.filters) !== JSON.stringify(target.filters);
+  tx.assign(target, {
+    ...(input?.filters !== undefined ? { filters: input.filters } : {}),
+    ...(!target.isPrivate && input?.title !== undefined ? { title: input.title } : {}),
+    ...(!target.isPrivate && input?.description !== undefined ? { description: input.description } : {}),
+    ...(input ? { updatedAt: new Date() } : {}),
   });
+  await tx.flush();
+  await pointSurveyAt(tx, survey, target);
+  await attachSurveys(
+    tx,
+    target,
+    (input?.surveys ?? []).filter((id) => id !== survey.id),
+  );
+  if (changed) await refreshEnvironmentMembership(tx, environmentId);
+}
+
+/** Deletes a survey and its private segment (a public one stays). Its responses stay. */
+export async function deleteSurvey(em: EntityManager, survey: Survey): Promise<void> {
+  await em.transactional(async (tx) => {
+    const segment = survey.segment ? await tx.findOne(Segment, { id: survey.segment.id }) : null;
+    tx.remove(survey);
+    await tx.flush();
+    if (segment?.isPrivate) {
+      tx.remove(segment);
+      await tx.flush();
+      // Segments nesting it (possible through the API) evaluate differently now.
+      if (segment.filters.length > 0) await refreshEnvironmentMembership(tx, survey.environment.id);
+    }
+  });
+}
+
+export async function listSurveys(em: EntityManager, environmentIds: string[], page: PageRequest) {
+  const { items, total } = await pageOf(
+    em,
+    Survey,
+    { environment: { $in: environmentIds } },
+    page,
+    (s) => s,
+    {
+      total: { counted: 'surveys', environmentIds },
+    },
+  );
+  return { items: await surveyRecords(em, items), total };
 }

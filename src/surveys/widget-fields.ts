@@ -64,11 +64,6 @@ export const SurveyWidgetFields = {
   ),
   languages: nullable(objects()),
   styling: nullable(open({})),
-  /**
-   * Chorus has no segment filters: each app survey has one private segment, which every contact is
-   * in (see the user route). `hasFilters: true` keeps the survey from anonymous visitors.
-   */
-  segment: nullable(open({ hasFilters: Type.Optional(Type.Boolean()) })),
   recaptcha: nullable(
     open({ enabled: Type.Boolean(), threshold: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })) }),
   ),
@@ -79,6 +74,7 @@ export const SurveyWidgetFields = {
   /** The legacy name of `workspaceOverwrites` (React Native, iOS): stored as `workspaceOverwrites`. */
   projectOverwrites: nullable(Overwrites),
 };
+// `segment` is not a widget field: a survey's targeting is its segment (store/segments.ts).
 const SURVEY_WIDGET_FIELDS = Object.keys(SurveyWidgetFields).filter((k) => k !== 'projectOverwrites');
 
 /** An environment's widget settings (Formbricks keeps them on the project). */

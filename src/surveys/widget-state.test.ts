@@ -18,6 +18,7 @@ const survey = (fields: Partial<StateSurvey> & { id: string }): StateSurvey => (
   blocks: [],
   endings: [],
   widget: null,
+  segment: { id: `seg_${fields.id}`, hasFilters: false },
   createdAt: new Date('2026-11-01T00:00:00.000Z'),
   ...fields,
 });
@@ -77,7 +78,19 @@ test('a survey with nothing stored for the widget gets every field the widget re
     isAutoProgressingEnabled: false,
     recaptcha: { enabled: false },
     styling: null,
-    segment: { id: 'seg_srv_a', hasFilters: false },
+    segment: {
+      id: 'seg_srv_a',
+      title: '[deprecated] segment title omitted from public API - will be removed soon',
+      description: null,
+      isPrivate: true,
+      filters: [],
+      environmentId: 'env_1',
+      workspaceId: 'env_1',
+      createdAt: '1970-01-01T00:00:00.000Z',
+      updatedAt: '1970-01-01T00:00:00.000Z',
+      surveys: [],
+      hasFilters: false,
+    },
     triggers: [],
     workspaceOverwrites: null,
     projectOverwrites: null,
@@ -103,6 +116,7 @@ test('stored widget fields are served, texts as {default}, triggers by the curre
       },
     ],
     endings: [{ id: 'end_1', type: 'endScreen', headline: 'Thanks!', buttonLabel: 'Close' }],
+    segment: { id: 'seg_public', hasFilters: true },
     widget: {
       welcomeCard: { enabled: true, headline: 'Hi', timeToFinish: false },
       triggers: [
@@ -113,7 +127,6 @@ test('stored widget fields are served, texts as {default}, triggers by the curre
       displayOption: 'respondMultiple',
       recontactDays: 0,
       delay: 5,
-      segment: { hasFilters: true, id: 'ignored' },
       projectOverwrites: { placement: 'center' },
       workspaceOverwrites: { placement: 'topLeft' },
     },
@@ -155,7 +168,14 @@ test('stored widget fields are served, texts as {default}, triggers by the curre
   assert.equal(served.displayOption, 'respondMultiple');
   assert.equal(served.recontactDays, 0, 'a stored 0 is not replaced by the default');
   assert.equal(served.delay, 5);
-  assert.deepEqual(served.segment, { id: 'seg_srv_b', hasFilters: true });
+  // A segment with filters: its id, `hasFilters` and Formbricks' placeholder, never the real filters.
+  const segment = served.segment as { id: string; hasFilters: boolean; filters: { id: string }[] };
+  assert.equal(segment.id, 'seg_public');
+  assert.equal(segment.hasFilters, true);
+  assert.deepEqual(
+    segment.filters.map((f) => f.id),
+    ['placeholder'],
+  );
   assert.deepEqual(served.workspaceOverwrites, { placement: 'topLeft' });
   assert.deepEqual(served.projectOverwrites, served.workspaceOverwrites);
   assert.deepEqual(state.body.data.data.actionClasses, [
@@ -214,4 +234,9 @@ test('localizedTexts wraps only plain strings of text keys', () => {
       range: 5,
     },
   );
+});
+
+test('a survey without a segment is served with segment null', () => {
+  const state = buildEnvironmentState(input({ surveys: [survey({ id: 'srv_c', segment: null })] }), NOW);
+  assert.equal(state.body.data.data.surveys[0]?.segment, null);
 });

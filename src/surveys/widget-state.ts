@@ -20,6 +20,8 @@ export interface StateSurvey {
   endings: readonly unknown[];
   /** The widget fields the management API stored (widget-fields.ts); null when none were sent. */
   widget: Readonly<Record<string, unknown>> | null;
+  /** Its segment's id and whether it has filters (never the filters themselves); null: none. */
+  segment: { id: string; hasFilters: boolean } | null;
   createdAt: Date;
 }
 
@@ -53,13 +55,39 @@ export interface EnvironmentStateData {
 }
 
 /**
- * The segment of an app survey: Chorus has no segment filters, and like Formbricks every app
- * survey has a private segment that every contact is in. The user route (client/user-state.ts)
- * names each contact's segments with the same `seg_<surveyId>`, so the two agree.
+ * A survey's segment as Formbricks publishes it (spec §3.3): its id and whether it has filters, the
+ * rest placeholders; the real filters never reach clients. js-core hides a survey with filters
+ * from anonymous visitors and shows an identified user the surveys whose segment the user route
+ * lists.
  */
-export function segmentIdOf(surveyId: string): string {
-  return `seg_${surveyId}`;
+export function publicSegment(segment: { id: string; hasFilters: boolean }, environmentId: string) {
+  return {
+    id: segment.id,
+    title: '[deprecated] segment title omitted from public API - will be removed soon',
+    description: null,
+    isPrivate: true,
+    filters: segment.hasFilters ? [FILTER_PLACEHOLDER] : [],
+    environmentId,
+    workspaceId: environmentId,
+    createdAt: EPOCH,
+    updatedAt: EPOCH,
+    surveys: [],
+    hasFilters: segment.hasFilters,
+  };
 }
+
+const EPOCH = '1970-01-01T00:00:00.000Z';
+/** What Formbricks sends in place of real filters, for SDKs that read `filters` rather than `hasFilters`. */
+const FILTER_PLACEHOLDER = {
+  id: 'placeholder',
+  connector: null,
+  resource: {
+    id: 'placeholder',
+    root: { type: 'device', deviceType: 'phone' },
+    value: 'deprecated',
+    qualifier: { operator: 'equals' },
+  },
+};
 
 /** Keys whose string value is a text the renderer localizes (elements, choices, cards, endings). */
 const TEXT_KEYS = new Set([
@@ -117,11 +145,10 @@ const SETTINGS_DEFAULTS = {
   styling: { allowStyleOverwrite: true },
 } as const;
 
-function stateSurvey(survey: StateSurvey, actionClasses: readonly StateActionClass[]) {
+function stateSurvey(survey: StateSurvey, actionClasses: readonly StateActionClass[], environmentId: string) {
   const stored = survey.widget ?? {};
   const field = <K extends keyof typeof SURVEY_DEFAULTS>(name: K): unknown =>
     stored[name] ?? SURVEY_DEFAULTS[name];
-  const segment = (stored.segment ?? {}) as Record<string, unknown>;
   const overwrites = field('workspaceOverwrites');
   return {
     id: survey.id,
@@ -147,7 +174,7 @@ function stateSurvey(survey: StateSurvey, actionClasses: readonly StateActionCla
     isAutoProgressingEnabled: field('isAutoProgressingEnabled'),
     recaptcha: field('recaptcha'),
     styling: field('styling'),
-    segment: { ...segment, id: segmentIdOf(survey.id), hasFilters: segment.hasFilters === true },
+    segment: survey.segment ? publicSegment(survey.segment, environmentId) : null,
     triggers: triggersOf(stored.triggers, actionClasses),
     workspaceOverwrites: overwrites,
     projectOverwrites: overwrites,
@@ -183,7 +210,7 @@ export function buildEnvironmentState(input: EnvironmentStateInput, now: Date): 
     .filter((s) => s.type === 'app' && s.status === 'inProgress')
     .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : -1))
     .slice(0, MAX_STATE_SURVEYS)
-    .map((s) => stateSurvey(s, input.actionClasses));
+    .map((s) => stateSurvey(s, input.actionClasses, input.environmentId));
   const workspace = widgetSettingsOf(input.environmentId, input.settings);
   const data: EnvironmentStateData = {
     surveys,

@@ -419,3 +419,125 @@ describe(
     });
   },
 );
+
+describe(
+  'the real Formbricks widget and segments: a survey targeted at plan equals pro',
+  { skip: skipReason() },
+  () => {
+    let app: RunningChorus;
+    let host: Server;
+    let hostUrl: string;
+    let env: string;
+    let browser: import('playwright-core').Browser;
+
+    before(async () => {
+      app = await startTestChorus('e2e_real_widget_segments', { env: { WIDGET_ASSETS_DIR: WIDGET_DIR } });
+      const created = await app.createEnvironment('enterprise');
+      env = created.environmentId;
+      const manage = (path: string, body: unknown) =>
+        call(app.baseUrl, 'POST', `/api/v1/management/${path}`, body, { 'x-api-key': created.apiKey });
+      const action = await manage('action-classes', {
+        environmentId: env,
+        name: 'New Session',
+        type: 'noCode',
+        noCodeConfig: { type: 'pageView', urlFilters: [] },
+      });
+      assert.equal(action.status, 200, JSON.stringify(action.body));
+      const survey = await manage('surveys', {
+        environmentId: env,
+        name: 'Pro only',
+        type: 'app',
+        status: 'inProgress',
+        blocks: TWO_BLOCKS,
+        endings: [{ id: 'end_1', type: 'endScreen', headline: 'Thanks!' }],
+        triggers: [{ actionClass: { id: action.body.data.id } }],
+        displayOption: 'respondMultiple',
+        recontactDays: 0,
+        segment: {
+          filters: [
+            {
+              id: 'plan_is_pro',
+              connector: null,
+              resource: {
+                id: 'plan_leaf',
+                root: { type: 'attribute', contactAttributeKey: 'plan' },
+                qualifier: { operator: 'equals' },
+                value: 'pro',
+              },
+            },
+          ],
+        },
+      });
+      assert.equal(survey.status, 201, JSON.stringify(survey.body));
+      // The host page: the npm loader, then the user and, when asked, a plan.
+      const loader = await readFile(LOADER);
+      host = createServer((request, reply) => {
+        const url = new URL(request.url ?? '/', 'http://host');
+        if (url.pathname === '/sdk/index.js') {
+          reply.writeHead(200, { 'content-type': 'text/javascript' }).end(loader);
+          return;
+        }
+        const user = JSON.stringify(url.searchParams.get('user'));
+        const plan = url.searchParams.get('plan');
+        const page = `<!doctype html><html><head><meta charset="utf-8"><title>Shop</title></head><body>
+<script type="module">
+  import fb from '/sdk/index.js';
+  await fb.setup({ workspaceId: ${JSON.stringify(env)}, appUrl: ${JSON.stringify(app.baseUrl)} });
+  await fb.setUserId(${user});
+  ${plan ? `await fb.setAttributes({ plan: ${JSON.stringify(plan)} });` : ''}
+  window.identified = true;
+</script></body></html>`;
+        reply.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(page);
+      });
+      await new Promise<void>((resolve) => host.listen(0, '127.0.0.1', resolve));
+      hostUrl = `http://127.0.0.1:${(host.address() as AddressInfo).port}`;
+      const { chromium } = await import('playwright-core');
+      browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    });
+    after(async () => {
+      await browser?.close();
+      await new Promise((resolve) => host?.close(resolve));
+      await app?.stop();
+    });
+
+    /**
+     * Loads the page in `context` (whose localStorage keeps the widget's user state between loads)
+     * and says whether the survey showed. Showing is awaited; not showing is a bounded wait after
+     * the page identified the user (js-core decides at the page view, right after setup).
+     */
+    async function surveyShown(context: import('playwright-core').BrowserContext, query: string) {
+      const page = await context.newPage();
+      try {
+        await page.goto(`${hostUrl}/page.html?${query}`);
+        await page.waitForFunction('window.identified === true', undefined, { timeout: 20_000 });
+        return await page
+          .getByText('What do you like most?')
+          .waitFor({ timeout: 6_000 })
+          .then(() => true)
+          .catch(() => false);
+      } finally {
+        await page.close();
+      }
+    }
+
+    test('shown to a pro user, not to a free one, and to the free one once their plan is pro', async () => {
+      const pro = await browser.newContext();
+      const free = await browser.newContext();
+      try {
+        // The first load identifies; js-core filters the next page view's surveys by the state.
+        await surveyShown(pro, 'user=pro-user&plan=pro');
+        assert.equal(await surveyShown(pro, 'user=pro-user'), true, 'the pro user sees the survey');
+
+        assert.equal(await surveyShown(free, 'user=free-user&plan=free'), false, 'not on the first load');
+        assert.equal(await surveyShown(free, 'user=free-user'), false, 'the free user does not see it');
+
+        // The plan changes: the identify's answer lists the segment, and the next page view shows it.
+        const shownAtOnce = await surveyShown(free, 'user=free-user&plan=pro');
+        assert.ok(shownAtOnce || (await surveyShown(free, 'user=free-user')), 'shown once the plan is pro');
+      } finally {
+        await pro.close();
+        await free.close();
+      }
+    });
+  },
+);

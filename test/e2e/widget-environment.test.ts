@@ -133,7 +133,7 @@ describe('widget environment state', () => {
       variables: [{ id: 'v1', name: 'score', type: 'number', value: 0 }],
       languages: [{ default: true, enabled: true, language: { id: 'l1', code: 'en', alias: null } }],
       styling: { cardArrangement: { appSurveys: 'straight' } },
-      segment: { hasFilters: false },
+      segment: { filters: [] },
       isBackButtonHidden: true,
       projectOverwrites: { placement: 'topLeft', overlay: 'light' },
     });
@@ -191,7 +191,10 @@ describe('widget environment state', () => {
     assert.deepEqual(survey.variables, [{ id: 'v1', name: 'score', type: 'number', value: 0 }]);
     assert.equal(survey.languages[0].language.code, 'en');
     assert.deepEqual(survey.styling, { cardArrangement: { appSurveys: 'straight' } });
-    assert.deepEqual(survey.segment, { id: `seg_${appSurvey}`, hasFilters: false });
+    // Formbricks' sanitised segment: the id and hasFilters, placeholders for the rest.
+    assert.equal(survey.segment.id, `seg_${appSurvey}`);
+    assert.equal(survey.segment.hasFilters, false);
+    assert.deepEqual(survey.segment.filters, []);
     assert.deepEqual(survey.recaptcha, { enabled: false });
     assert.equal(survey.showLanguageSwitch, null);
     assert.equal(survey.isBackButtonHidden, true);

@@ -3,6 +3,7 @@
 // caches are real Directories that load from maps standing in for the store; what would go to Kafka
 // is recorded as a processor would read it; single-use ids are reserved in a set. `storeDown` makes
 // every read of the store fail as it does while PostgreSQL is unreachable. Pure: unit tests use it.
+import { emptyActivity } from '../../src/store/contact-activity.ts';
 import type { ClientContext } from '../../src/edge/client/context.ts';
 import { clientCorsFor } from '../../src/edge/client/cors.ts';
 import { clientEnvironmentRoutes, type CachedEnvironmentState } from '../../src/edge/client/environment.ts';
@@ -107,6 +108,8 @@ export function inMemoryClient(options: { trustedProxyHops?: number } = {}): InM
     responses: ownStatuses(directory(store.responses)),
     displays: ownStatuses(directory(store.displays)),
     contacts: directory(store.contacts),
+    // No segments in memory: membership is tested against PostgreSQL (test/e2e) and in segments/.
+    segments: directory(new Map()),
     singleUseIds: singleUseIdsInMemory(() => read(() => undefined)),
     recent: new RecentContactActivity(),
     outputs,
@@ -118,9 +121,7 @@ export function inMemoryClient(options: { trustedProxyHops?: number } = {}): InM
       ...clientResponseRoutes(ctx, idempotency),
       ...clientDisplayRoutes(ctx, idempotency),
       // No history in memory: the user state's reads are tested against PostgreSQL (test/e2e).
-      ...clientIdentifyRoutes(ctx, () =>
-        read(() => ({ appSurveyIds: [], displays: [], respondedSurveyIds: [] })),
-      ),
+      ...clientIdentifyRoutes(ctx, () => read(() => emptyActivity())),
       // No environment in memory: its state is tested against PostgreSQL (test/e2e); its preflights here.
       ...clientEnvironmentRoutes(
         new Directory<CachedEnvironmentState>(async () => undefined, {

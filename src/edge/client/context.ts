@@ -9,6 +9,7 @@ import type { EnvironmentInfo } from '../../store/environments.ts';
 import type { ResponseStatus } from '../../responses/status.ts';
 import type { SharedStatuses } from './shared-statuses.ts';
 import type { SurveySnapshot } from '../../store/surveys.ts';
+import type { EnvironmentSegments } from '../../segments/membership.ts';
 import { contactIdFor, newId } from '../../ids.ts';
 import type { Directory } from '../directory.ts';
 import type { RecentContactActivity } from './recent-activity.ts';
@@ -26,6 +27,8 @@ export interface ClientContext {
   responses: SharedStatuses<ResponseStatus>;
   displays: SharedStatuses<DisplayStatus>;
   contacts: Directory<ContactRecord>;
+  /** Each environment's segments and attribute key types, for the user route (docs/segments.md). */
+  segments: Directory<EnvironmentSegments>;
   singleUseIds: SingleUseIds;
   /** The displays and responses this edge wrote for each contact lately (for the user state). */
   recent: RecentContactActivity;

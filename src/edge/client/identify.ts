@@ -23,7 +23,9 @@ import { mergeAttributes } from '../../contacts/merge.ts';
 import { contactIdFor } from '../../ids.ts';
 import type { ContactIdentified } from '../../events/contacts.ts';
 import { invalidInput } from '../../errors.ts';
-import type { ContactActivity } from '../../store/contact-activity.ts';
+import { emptyActivity, type ContactActivity } from '../../store/contact-activity.ts';
+import { segmentIdsOf } from '../../segments/membership.ts';
+import { deviceTypeOf } from '../request-meta.ts';
 import type { ContactRecord } from '../../store/contacts.ts';
 import { ATTRIBUTE_KEY_PATTERN } from '../../store/entities.ts';
 import type { Route, RouteRequest } from '../router.ts';
@@ -164,24 +166,46 @@ async function identify(
   // same attributes twice, which changes nothing. A history that cannot be read (PostgreSQL
   // unavailable) is left out, and the state says so by its segments and expiry (see above).
   const contactId = contactIdFor(environmentId, input.userId);
-  const [contact, stored] = await Promise.all([
+  const [contact, stored, segments] = await Promise.all([
     publishIdentify(ctx, environmentId, input),
     unlessUnavailable(activityOf(environmentId, contactId)),
+    unlessUnavailable(ctx.segments.get(environmentId)),
   ]);
   const recent = ctx.recent.of(contactId);
-  const state = stored
-    ? buildUserState(contact, withRecentWrites(stored.value, recent), new Date())
-    : buildUserState(
-        contact,
-        withRecentWrites(WITHOUT_HISTORY, recent),
-        new Date(),
-        USER_STATE_WITHOUT_HISTORY_TTL_MS,
-      );
+  const now = new Date();
+  if (!stored || !segments?.value) {
+    const state = buildUserState(
+      contact,
+      withRecentWrites(WITHOUT_HISTORY, recent),
+      [],
+      now,
+      USER_STATE_WITHOUT_HISTORY_TTL_MS,
+    );
+    return { status: 200, body: { data: { ...contact, state } } };
+  }
+  const activity = withRecentWrites(stored.value, recent);
+  // The contact's segments (docs/segments.md): stored membership while it holds for the merged
+  // attributes (this identify changed none), else evaluated for them; device- and time-dependent
+  // segments always now, with this request's device.
+  const segmentIds = segmentIdsOf({
+    env: segments.value,
+    attributes: contact.attributes,
+    stored: stored.value.membership
+      ? { digest: stored.value.membership.digest, segmentIds: new Set(stored.value.membership.segmentIds) }
+      : undefined,
+    device: deviceTypeOf(request.headers['user-agent']),
+    history: {
+      displays: activity.displays.map((d) => ({ surveyId: d.surveyId, createdAt: new Date(d.createdAt) })),
+      responses: activity.responses.map((r) => ({ ...r, createdAt: new Date(r.createdAt) })),
+    },
+    now,
+  });
+  const state = buildUserState(contact, activity, segmentIds, now);
   return { status: 200, body: { data: { ...contact, state } } };
 }
 
-/** No app survey (so no segment) and nothing shown or answered: what a state without the store knows. */
-const WITHOUT_HISTORY: ContactActivity = { appSurveyIds: [], displays: [], respondedSurveyIds: [] };
+/** Nothing shown or answered, and no segment: what a state without the store knows. */
+const WITHOUT_HISTORY: ContactActivity = emptyActivity();
 
 /** Writes the identify to Kafka and returns the contact as it will be once applied. */
 export async function publishIdentify(

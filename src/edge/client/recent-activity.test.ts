@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { MAX_PER_CONTACT, RecentContactActivity, withRecentWrites } from './recent-activity.ts';
 
 const stored = {
-  appSurveyIds: ['srv_a', 'srv_b'],
+  responses: [],
+  membership: { digest: 'd', segmentIds: ['seg_a'] },
   displays: [{ id: 'dsp_1', surveyId: 'srv_a', createdAt: '2026-11-20T08:00:00.000Z' }],
   respondedSurveyIds: ['srv_a'],
 };
@@ -17,7 +18,8 @@ test('recent writes are added to the stored activity: a display once by its id, 
     respondedSurveyIds: ['srv_a', 'srv_b'],
   });
   assert.deepEqual(merged, {
-    appSurveyIds: ['srv_a', 'srv_b'],
+    responses: [],
+    membership: { digest: 'd', segmentIds: ['seg_a'] },
     displays: [
       { id: 'dsp_1', surveyId: 'srv_a', createdAt: '2026-11-20T08:00:00.000Z' },
       { id: 'dsp_2', surveyId: 'srv_b', createdAt: '2026-11-24T10:00:00.000Z' },

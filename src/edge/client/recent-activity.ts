@@ -108,7 +108,7 @@ export function withRecentWrites(stored: ContactActivity, recent: RecentWrites):
   if (recent.displays.length === 0 && recent.respondedSurveyIds.length === 0) return stored;
   const known = new Set(stored.displays.map((d) => d.id));
   return {
-    appSurveyIds: stored.appSurveyIds,
+    ...stored,
     displays: [...stored.displays, ...recent.displays.filter((d) => !known.has(d.id))],
     respondedSurveyIds: [...new Set([...stored.respondedSurveyIds, ...recent.respondedSurveyIds])],
   };

@@ -1,15 +1,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { segmentIdOf } from '../../surveys/widget-state.ts';
 import { buildUserState, USER_STATE_TTL_MS } from './user-state.ts';
 
 const contact = { id: 'ctc_1', userId: 'u1', attributes: { userId: 'u1', plan: 'pro' } };
 const now = new Date('2026-11-24T10:00:00.000Z');
 
-test('a new contact gets an empty history, the segments of every app survey and a state valid for 30 minutes', () => {
+test('a new contact gets an empty history, the segments given and a state valid for 30 minutes', () => {
   const state = buildUserState(
     contact,
-    { appSurveyIds: ['srv_a', 'srv_b'], displays: [], respondedSurveyIds: [] },
+    { displays: [], respondedSurveyIds: [] },
+    ['seg_srv_a', 'seg_srv_b'],
     now,
   );
   assert.deepEqual(state, {
@@ -30,7 +30,6 @@ test('displays are listed newest first with lastDisplayAt the newest; responses 
   const state = buildUserState(
     contact,
     {
-      appSurveyIds: [],
       displays: [
         { id: 'dsp_1', surveyId: 'srv_a', createdAt: '2026-11-20T08:00:00.000Z' },
         { id: 'dsp_2', surveyId: 'srv_b', createdAt: '2026-11-23T08:00:00.000Z' },
@@ -38,6 +37,7 @@ test('displays are listed newest first with lastDisplayAt the newest; responses 
       ],
       respondedSurveyIds: ['srv_a', 'srv_b', 'srv_a'],
     },
+    [],
     now,
   );
   assert.deepEqual(
@@ -50,12 +50,8 @@ test('displays are listed newest first with lastDisplayAt the newest; responses 
 });
 
 test("the contact's language attribute is passed on for the widget's survey language, and left out when unset", () => {
-  const empty = { appSurveyIds: [], displays: [], respondedSurveyIds: [] };
+  const empty = { displays: [], respondedSurveyIds: [] };
   const withLanguage = { ...contact, attributes: { ...contact.attributes, language: 'de' } };
-  assert.equal(buildUserState(withLanguage, empty, now).data.language, 'de');
-  assert.equal('language' in buildUserState(contact, empty, now).data, false);
-});
-
-test('a segment id is the survey id with a seg_ prefix, as the widget contract names it', () => {
-  assert.equal(segmentIdOf('srv_x'), 'seg_srv_x');
+  assert.equal(buildUserState(withLanguage, empty, [], now).data.language, 'de');
+  assert.equal('language' in buildUserState(contact, empty, [], now).data, false);
 });

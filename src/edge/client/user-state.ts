@@ -3,9 +3,9 @@
 // expiresAt}`. js-core filters its surveys with it on the client: `displays` for `displayOption` and
 // `displayLimit`, `lastDisplayAt` for `recontactDays`, `responses` for surveys already answered, and
 // `segments` for targeting — an identified user sees only surveys whose `segment.id` is listed, so
-// an empty list would show them nothing. Pure: the store's reads come in as a ContactActivity.
+// an empty list would show them nothing. Pure: the store's reads come in as a ContactActivity, and
+// the segments as computed by segments/membership.ts.
 import type { ContactActivity } from '../../store/contact-activity.ts';
-import { segmentIdOf } from '../../surveys/widget-state.ts';
 
 /** How long the widget keeps the state before it identifies again (Formbricks: 30 minutes). */
 export const USER_STATE_TTL_MS = 30 * 60_000;
@@ -33,7 +33,8 @@ export interface UserState {
 
 export function buildUserState(
   contact: { id: string; userId: string; attributes: Readonly<Record<string, string>> },
-  activity: ContactActivity,
+  activity: Pick<ContactActivity, 'displays' | 'respondedSurveyIds'>,
+  segments: readonly string[],
   now: Date,
   ttlMs = USER_STATE_TTL_MS,
 ): UserState {
@@ -46,7 +47,7 @@ export function buildUserState(
     data: {
       userId: contact.userId,
       contactId: contact.id,
-      segments: activity.appSurveyIds.map(segmentIdOf),
+      segments: [...segments],
       displays,
       responses: [...new Set(activity.respondedSurveyIds)],
       lastDisplayAt: displays[0]?.createdAt ?? null,

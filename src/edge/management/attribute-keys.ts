@@ -56,10 +56,10 @@ export function managementAttributeKeyRoutes(ctx: ManagementContext): Route[] {
         const environmentId = body.environmentId ?? (writable.length === 1 ? writable[0] : undefined);
         if (environmentId === undefined) throw invalidInput({ environmentId: 'Required' });
         requireAccess(grant, environmentId, 'write');
-        return {
-          status: 200,
-          body: { data: await createAttributeKey(ctx.orm.em, { ...body, environmentId }) },
-        };
+        const record = await createAttributeKey(ctx.orm.em, { ...body, environmentId });
+        // Key types change how segments read values: this edge forgets its copy before answering.
+        ctx.client.segments.delete(environmentId);
+        return { status: 200, body: { data: record } };
       },
     },
     {
@@ -79,6 +79,7 @@ export function managementAttributeKeyRoutes(ctx: ManagementContext): Route[] {
         requireAccess(grant, row.environment.id, 'manage');
         const record = attributeKeyRecord(row);
         await deleteAttributeKey(ctx.orm.em, row);
+        ctx.client.segments.delete(row.environment.id);
         return { status: 200, body: { data: record } };
       },
     },

@@ -5,12 +5,20 @@ import { Compile } from 'typebox/compile';
 import { ChorusError, invalidInput, notFound } from '../../errors.ts';
 import { ID_PATTERN } from '../../ids.ts';
 import { Survey, SURVEY_STATUSES } from '../../store/entities.ts';
-import { createSurvey, listSurveys, surveyRecord, updateSurvey } from '../../store/surveys.ts';
+import {
+  createSurvey,
+  deleteSurvey,
+  listSurveys,
+  surveyRecords,
+  updateSurvey,
+  type SurveySegmentInput,
+} from '../../store/surveys.ts';
+import { parseFilters } from '../../segments/filters.ts';
 import { Block, DEFINITION_LIMITS, Element, Ending, Quota } from '../../surveys/definition.ts';
 import { questionsOf } from '../../surveys/definition.ts';
 import { SurveyWidgetFields, widgetFieldsOf } from '../../surveys/widget-fields.ts';
 import type { Route, RouteRequest } from '../router.ts';
-import { parseJsonBody, requireId, validateBody } from '../validation.ts';
+import { nullable, parseJsonBody, requireId, validateBody } from '../validation.ts';
 import { authenticate, permissionFor, requireAccess } from './auth.ts';
 import type { ManagementContext } from './context.ts';
 import { listRoute } from './paging.ts';
@@ -29,6 +37,24 @@ const SurveyFields = {
   quotas: Type.Optional(Type.Array(Quota, { maxItems: DEFINITION_LIMITS.quotas })),
   isCaptureIpEnabled: Type.Optional(Type.Boolean()),
   ...SurveyWidgetFields,
+  /**
+   * Formbricks' segment object (docs/segments.md): `id` names the segment to use (the survey's own
+   * private one when left out); `filters` are checked by parseFilters. Read-only fields
+   * (`environmentId`, `hasFilters`, timestamps …) are ignored.
+   */
+  segment: nullable(
+    Type.Object(
+      {
+        id: Type.Optional(Type.String({ pattern: ID_PATTERN })),
+        title: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+        description: nullable(Type.String({ maxLength: 2000 })),
+        isPrivate: Type.Optional(Type.Boolean()),
+        filters: Type.Optional(Type.Array(Type.Unknown())),
+        surveys: Type.Optional(Type.Array(Type.String({ pattern: ID_PATTERN }), { maxItems: 500 })),
+      },
+      { additionalProperties: true },
+    ),
+  ),
 };
 const CreateBody = Compile(
   Type.Object({ environmentId: Type.String({ pattern: ID_PATTERN }), ...SurveyFields }),
@@ -51,8 +77,8 @@ export function managementSurveyRoutes(ctx: ManagementContext): Route[] {
         errors: [400, 404, 503],
       },
       handler: async (request) => {
-        const { survey } = await accessibleSurvey(ctx, request);
-        return { status: 200, body: { data: surveyRecord(survey) } };
+        const { em, survey } = await accessibleSurvey(ctx, request);
+        return { status: 200, body: { data: (await surveyRecords(em, [survey]))[0] } };
       },
     },
     {
@@ -71,9 +97,15 @@ export function managementSurveyRoutes(ctx: ManagementContext): Route[] {
         requireAccess(grant, body.environmentId, 'write');
         checkDefinition(body);
         if (!body.blocks && !body.questions) throw invalidInput({ blocks: 'Required' });
-        const survey = await createSurvey(ctx.orm.em.fork(), { ...body, widget: widgetFieldsOf(body) });
+        const em = ctx.orm.em.fork();
+        const survey = await createSurvey(em, {
+          ...body,
+          widget: widgetFieldsOf(body),
+          segment: segmentInput(body.segment),
+        });
         ctx.environmentStates?.delete(body.environmentId);
-        return { status: 201, body: { data: surveyRecord(survey) } };
+        ctx.client.segments.delete(body.environmentId);
+        return { status: 201, body: { data: (await surveyRecords(em, [survey]))[0] } };
       },
     },
     {
@@ -103,12 +135,14 @@ export function managementSurveyRoutes(ctx: ManagementContext): Route[] {
           quotas: body.quotas,
           isCaptureIpEnabled: body.isCaptureIpEnabled,
           widget: widgetFieldsOf(body),
+          segment: segmentInput(body.segment),
         });
         // Other edges hear of the change through PostgreSQL; this one forgets it before answering,
         // so the caller's very next request sees it.
         ctx.client.surveys.delete(survey.id);
         ctx.environmentStates?.delete(survey.environment.id);
-        return { status: 200, body: { data: surveyRecord(updated) } };
+        ctx.client.segments.delete(survey.environment.id);
+        return { status: 200, body: { data: (await surveyRecords(em, [updated]))[0] } };
       },
     },
     {
@@ -122,11 +156,13 @@ export function managementSurveyRoutes(ctx: ManagementContext): Route[] {
       },
       handler: async (request) => {
         const { em, survey } = await accessibleSurvey(ctx, request);
-        const record = surveyRecord(survey);
-        // Its responses stay: they reference the survey by id, not by a foreign key.
-        await em.remove(survey).flush();
+        const [record] = await surveyRecords(em, [survey]);
+        // Its responses stay: they reference the survey by id, not by a foreign key. Its private
+        // segment goes with it.
+        await deleteSurvey(em, survey);
         ctx.client.surveys.delete(survey.id);
         ctx.environmentStates?.delete(survey.environment.id);
+        ctx.client.segments.delete(survey.environment.id);
         return { status: 200, body: { data: record } };
       },
     },
@@ -159,4 +195,21 @@ function checkDefinition(body: { blocks?: Block[]; questions?: Element[] }): voi
   const duplicates = new Set(ids.filter((id) => seen.size === seen.add(id).size));
   if (duplicates.size > 0)
     throw invalidInput({ questions: `Duplicate question ids: ${[...duplicates].join(', ')}` });
+}
+
+/** A body's `segment` as the store takes it: its filters checked, named by their path. */
+function segmentInput(
+  segment:
+    | { id?: string; title?: string; description?: string | null; filters?: unknown[]; surveys?: string[] }
+    | null
+    | undefined,
+): SurveySegmentInput | null | undefined {
+  if (!segment) return segment;
+  return {
+    id: segment.id,
+    title: segment.title,
+    description: segment.description,
+    filters: segment.filters === undefined ? undefined : parseFilters(segment.filters, 'segment.filters'),
+    surveys: segment.surveys,
+  };
 }

@@ -109,6 +109,34 @@ export const ResponseRecord = Type.Object({
   contactAttributes: OrNull(Strings),
 });
 
+/** One item of a segment's filter tree: a filter, or a nested list of items (docs/segments.md). */
+export const SegmentFilterItem = Type.Object({
+  id: Type.String(),
+  connector: OrNull(Type.Enum(['and', 'or'])),
+  resource: Type.Union([
+    Type.Object({
+      id: Type.String(),
+      root: Type.Object({
+        type: Type.Enum(['attribute', 'person', 'segment', 'device', 'surveyInteraction']),
+      }),
+      qualifier: Type.Object({ operator: Type.String() }),
+      value: Type.Unknown(),
+    }),
+    Type.Array(Type.Unknown()),
+  ]),
+});
+
+/** A segment in Formbricks' shape; `surveys` are the ids of the surveys using it. */
+export const SegmentRecord = Type.Object({
+  ...Stamps,
+  environmentId: Id,
+  title: Type.String(),
+  description: OrNull(Type.String()),
+  isPrivate: Type.Boolean(),
+  filters: Type.Array(SegmentFilterItem),
+  surveys: Type.Array(Id),
+});
+
 export const SurveyRecord = Type.Object({
   ...Stamps,
   environmentId: Id,
@@ -122,6 +150,8 @@ export const SurveyRecord = Type.Object({
   quotas: Type.Array(Quota),
   isCaptureIpEnabled: Type.Boolean(),
   ...SurveyWidgetFields,
+  /** App surveys: their segment (a private one of their own, or a public one); others: null. */
+  segment: OrNull(SegmentRecord),
 });
 
 export const AttributeKeyRecord = Type.Object({
@@ -235,6 +265,8 @@ export const NAMED_SCHEMAS: Record<string, TSchema> = {
   EnvironmentState,
   Response: ResponseRecord,
   Survey: SurveyRecord,
+  Segment: SegmentRecord,
+  SegmentFilterItem,
   Block,
   Element,
   Ending,

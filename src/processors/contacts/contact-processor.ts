@@ -8,6 +8,7 @@ import { mergeAttributes } from '../../contacts/merge.ts';
 import { ATTRIBUTE_KEY_PATTERN } from '../../store/entities.ts';
 import { ensureAttributeKeys } from '../../store/attribute-keys.ts';
 import { upsertContacts, withoutDeletedContacts } from '../../store/contacts.ts';
+import { lockSegments, refreshContactMembership } from '../../store/segment-members.ts';
 
 /** A contact's identifies of one batch, folded: its attributes and the clock of what set each one. */
 type ContactChange = ContactCommand & { attributeClocks: Record<string, number> };
@@ -16,6 +17,12 @@ export const contactProcessor: Processor<ContactCommand> = {
   schema: ContactCommandCheck,
   keyOf: (command) => contactKey(command.environmentId, command.userId),
   async apply(tx, commands) {
+    // First of all (store/segment-members.ts): a segment write waits for this batch, or it for it.
+    await lockSegments(
+      tx,
+      commands.map((c) => c.environmentId),
+      'shared',
+    );
     // Sent before the contact was deleted: applying it would bring the contact back.
     const live = await withoutDeletedContacts(
       tx,
@@ -49,5 +56,10 @@ export const contactProcessor: Processor<ContactCommand> = {
       }
     }
     await ensureAttributeKeys(tx, [...keys.values()]);
+    // The stored segment membership of the contacts, for the attributes just written.
+    await refreshContactMembership(
+      tx,
+      contacts.map((c) => c.contactId),
+    );
   },
 };

@@ -15,6 +15,7 @@ import { Migration20261126000000_public_facts } from './Migration20261126000000_
 import { Migration20261126010000_order_by_clock } from './Migration20261126010000_order_by_clock.ts';
 import { Migration20261127000000_webhooks } from './Migration20261127000000_webhooks.ts';
 import { Migration20261127010000_refused_responses } from './Migration20261127010000_refused_responses.ts';
+import { Migration20261128000000_segments } from './Migration20261128000000_segments.ts';
 
 export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261122000000_foundation', class: Migration20261122000000_foundation },
@@ -41,4 +42,5 @@ export const migrationsList: MigrationObject[] = [
     name: 'Migration20261127010000_refused_responses',
     class: Migration20261127010000_refused_responses,
   },
+  { name: 'Migration20261128000000_segments', class: Migration20261128000000_segments },
 ];

@@ -1,0 +1,226 @@
+// Segments end to end (docs/segments.md): public segments through the management API, a survey's
+// targeting through its `segment` field, the environment state's sanitised segment, and the user
+// route's `segments`, from stored membership and for the attributes an identify just sent.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { call, startTestChorus, type RunningChorus } from '../helpers/chorus.ts';
+import { waitFor } from '../helpers/wait.ts';
+import { QUESTIONS } from '../helpers/surveys.ts';
+
+const PHONE_UA =
+  'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1';
+const DESKTOP_UA =
+  'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
+
+const planIs = (plan: string) => [
+  {
+    id: 'f1',
+    connector: null,
+    resource: {
+      id: 'l1',
+      root: { type: 'attribute', contactAttributeKey: 'plan' },
+      qualifier: { operator: 'equals' },
+      value: plan,
+    },
+  },
+];
+
+describe('segments: management, survey targeting and membership', () => {
+  let app: RunningChorus;
+  let env: string;
+  let apiKey: string;
+  const manage = (method: string, path: string, body?: unknown) =>
+    call(app.baseUrl, method, `/api/v1/management/${path}`, body, { 'x-api-key': apiKey });
+  const identify = (userId: string, attributes?: Record<string, unknown>, ua = DESKTOP_UA) =>
+    call(app.baseUrl, 'POST', `/api/v2/client/${env}/user`, { userId, attributes }, { 'user-agent': ua });
+  const segmentsOf = async (userId: string, attributes?: Record<string, unknown>, ua?: string) => {
+    const reply = await identify(userId, attributes, ua);
+    assert.equal(reply.status, 200, JSON.stringify(reply.body));
+    return reply.body.data.state.data.segments as string[];
+  };
+  const storedMembers = async (segmentId: string) =>
+    (
+      await app.chorus.orm.em
+        .fork()
+        .execute<{ contact_id: string }[]>('select contact_id from segment_members where segment_id = ?', [
+          segmentId,
+        ])
+    ).map((r) => r.contact_id);
+  const stateSegment = async (surveyId: string) => {
+    const reply = await call(app.baseUrl, 'GET', `/api/v1/client/${env}/environment`);
+    return reply.body.data.data.surveys.find((s: { id: string }) => s.id === surveyId)?.segment;
+  };
+
+  before(async () => {
+    app = await startTestChorus('e2e_segments');
+    const created = await app.createEnvironment('enterprise');
+    env = created.environmentId;
+    apiKey = created.apiKey;
+  });
+  after(() => app.stop());
+
+  test('an app survey created with plan equals pro targets pro users only, hidden from anonymous visitors', async () => {
+    const created = await manage('POST', 'surveys', {
+      environmentId: env,
+      type: 'app',
+      status: 'inProgress',
+      questions: QUESTIONS,
+      segment: { filters: planIs('pro') },
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const survey = created.body.data;
+    assert.equal(survey.segment.id, `seg_${survey.id}`);
+    assert.equal(survey.segment.isPrivate, true);
+    assert.equal(survey.segment.title, survey.id);
+    assert.deepEqual(survey.segment.surveys, [survey.id]);
+    assert.deepEqual(survey.segment.filters, planIs('pro'));
+
+    const segment = await stateSegment(survey.id);
+    assert.equal(segment.hasFilters, true, 'anonymous visitors do not see it');
+    assert.equal(JSON.stringify(segment).includes('plan'), false, 'the real filters never reach clients');
+
+    assert.ok((await segmentsOf('pro-1', { plan: 'Pro' })).includes(segment.id), 'case-insensitive');
+    assert.ok(!(await segmentsOf('free-1', { plan: 'free' })).includes(segment.id));
+    // The free user upgrades: the answer to this very identify lists the segment.
+    assert.ok((await segmentsOf('free-1', { plan: 'pro' })).includes(segment.id));
+    // Once the contact processor applied it, the stored membership says the same, and an identify
+    // without attributes answers from it.
+    await waitFor(async () => (await storedMembers(segment.id)).length === 2, { what: 'stored membership' });
+    assert.ok((await segmentsOf('free-1')).includes(segment.id));
+    assert.ok(
+      (await segmentsOf('pro-1', { plan: 'free' })).every((id) => id !== segment.id),
+      'downgraded',
+    );
+  });
+
+  test('public segments: create, list, read, title conflict, path-named 400s, refused delete while in use', async () => {
+    const bad = await manage('POST', 'segments', {
+      environmentId: env,
+      title: 'Bad',
+      filters: [
+        {
+          ...planIs('x')[0],
+          resource: { ...planIs('x')[0]!.resource, qualifier: { operator: 'greaterThan' } },
+        },
+      ],
+    });
+    assert.equal(bad.status, 400);
+    assert.deepEqual(bad.body.details, { 'filters.0.resource.value': 'must be a number' });
+    const none = await manage('POST', 'segments', { environmentId: env, title: 'Empty', filters: [] });
+    assert.equal(none.status, 400);
+    assert.deepEqual(none.body.details, { filters: 'must have at least one filter' });
+
+    const created = await manage('POST', 'segments', {
+      environmentId: env,
+      title: 'Enterprise customers',
+      description: 'plan is enterprise',
+      filters: planIs('enterprise'),
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const segment = created.body.data;
+    assert.deepEqual(
+      { ...segment, id: undefined, createdAt: undefined, updatedAt: undefined },
+      {
+        id: undefined,
+        createdAt: undefined,
+        updatedAt: undefined,
+        environmentId: env,
+        title: 'Enterprise customers',
+        description: 'plan is enterprise',
+        isPrivate: false,
+        filters: planIs('enterprise'),
+        surveys: [],
+      },
+    );
+    assert.equal(
+      (
+        await manage('POST', 'segments', {
+          environmentId: env,
+          title: 'Enterprise customers',
+          filters: planIs('a'),
+        })
+      ).status,
+      409,
+    );
+    const list = await manage('GET', `segments?environmentId=${env}`);
+    assert.deepEqual(
+      list.body.data.map((s: { id: string }) => s.id),
+      [segment.id],
+      'only public segments are listed',
+    );
+    assert.equal((await manage('GET', `segments/${segment.id}`)).body.data.title, 'Enterprise customers');
+
+    // A survey is attached by setting its segment to the segment object; its private segment goes.
+    const surveyId = await app.createSurvey({ environmentId: env, type: 'app', questions: QUESTIONS });
+    const attached = await manage('PUT', `surveys/${surveyId}`, { segment: segment });
+    assert.equal(attached.status, 200, JSON.stringify(attached.body));
+    assert.equal(attached.body.data.segment.id, segment.id);
+    assert.deepEqual(attached.body.data.segment.surveys, [surveyId]);
+    assert.equal((await manage('GET', `segments/seg_${surveyId}`)).status, 404, 'the private segment went');
+    assert.equal((await stateSegment(surveyId)).id, segment.id);
+
+    assert.ok((await segmentsOf('ent-1', { plan: 'enterprise' })).includes(segment.id));
+    const refused = await manage('DELETE', `segments/${segment.id}`);
+    assert.equal(refused.status, 409);
+    assert.equal(refused.body.message, 'Cannot delete a segment that is associated with a survey');
+
+    // A change of filters recomputes the stored membership of every contact.
+    await waitFor(async () => (await storedMembers(segment.id)).length === 1, { what: 'ent-1 stored' });
+    const changed = await manage('PUT', `segments/${segment.id}`, { filters: planIs('pro') });
+    assert.equal(changed.status, 200, JSON.stringify(changed.body));
+    assert.equal((await storedMembers(segment.id)).length, 1, 'pro-1 is now in it, ent-1 not');
+    assert.ok(!(await segmentsOf('ent-1')).includes(segment.id));
+
+    // The survey becomes a link survey: the public segment is left, and can then be deleted.
+    await manage('PUT', `surveys/${surveyId}`, { type: 'link' });
+    const deleted = await manage('DELETE', `segments/${segment.id}`);
+    assert.equal(deleted.status, 200, JSON.stringify(deleted.body));
+  });
+
+  test('a device filter reads the request User-Agent: a desktop-only segment is not listed on a phone', async () => {
+    const desktopOnly = await manage('POST', 'segments', {
+      environmentId: env,
+      title: 'Desktop',
+      filters: [
+        {
+          id: 'd1',
+          connector: null,
+          resource: {
+            id: 'd2',
+            root: { type: 'device', deviceType: 'desktop' },
+            qualifier: { operator: 'equals' },
+            value: 'desktop',
+          },
+        },
+      ],
+    });
+    assert.equal(desktopOnly.status, 201, JSON.stringify(desktopOnly.body));
+    const id = desktopOnly.body.data.id;
+    assert.ok((await segmentsOf('dev-1', {}, DESKTOP_UA)).includes(id));
+    assert.ok(!(await segmentsOf('dev-1', {}, PHONE_UA)).includes(id));
+  });
+
+  test('a deleted contact leaves no stored membership', async () => {
+    const contactId = (await identify('gone-1', { plan: 'pro' })).body.data.id as string;
+    const count = async (table: string) =>
+      Number(
+        (
+          await app.chorus.orm.em
+            .fork()
+            .execute<{ n: string }[]>(`select count(*) as n from ${table} where contact_id = ?`, [contactId])
+        )[0]?.n,
+      );
+    await waitFor(async () => (await count('segment_members')) > 0, { what: 'stored membership' });
+    const deleted = await call(
+      app.baseUrl,
+      'DELETE',
+      `/api/v1/environments/${env}/contacts/${contactId}`,
+      undefined,
+      {
+        'x-api-key': apiKey,
+      },
+    );
+    assert.equal(deleted.status, 200);
+    assert.equal((await count('segment_members')) + (await count('segment_evaluations')), 0);
+  });
+});
