@@ -14,6 +14,10 @@
 // CI. Without either, the tests skip and say why.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { call, startTestChorus, type RunningChorus } from '../helpers/chorus.ts';
 import { BUNDLES, CHROMIUM, CHROMIUM_ARGS, skipReason, WIDGET_DIR } from '../helpers/real-widget.ts';
@@ -31,6 +35,9 @@ import {
 } from '../helpers/widget-page.ts';
 import { TWO_BLOCKS } from '../helpers/widget-surveys.ts';
 import { Display, Response } from '../../src/store/entities.ts';
+
+/** The npm loader, for the segments block's own host page (it sets the plan it is given, or none). */
+const LOADER = fileURLToPath(import.meta.resolve('@formbricks/js'));
 
 /** An environment and its one app survey, the 2-block survey. */
 interface SurveyEnvironment {
