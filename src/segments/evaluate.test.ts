@@ -2,7 +2,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseFilters, type FilterItem } from './filters.ts';
-import { hasFilters, isMember, subtractTimeUnit, type Evaluation, type KeyType } from './evaluate.ts';
+import {
+  hasFilters,
+  isMember,
+  MAX_NESTING,
+  subtractTimeUnit,
+  type Evaluation,
+  type KeyType,
+} from './evaluate.ts';
 import { segmentIdsOf } from './membership.ts';
 import { ChorusError } from '../errors.ts';
 
@@ -330,4 +337,33 @@ test('a specific survey-interaction scope needs at least one survey; a segment f
   );
   assert.throws(() => filters([inSegment('Not An Id')]));
   assert.throws(() => parseFilters([], 'filters', { required: true }));
+});
+
+test('a segment that many others name, at many levels, is worked out once per evaluation', () => {
+  // s1 ← s2 ← … ← s6, each naming the one below 60 times: walked path by path that is 60^5
+  // evaluations of s1; once per segment it is instant.
+  const others: Record<string, unknown[]> = { s1: [attr('plan', 'equals', 'pro')] };
+  for (let level = 2; level <= 6; level++)
+    others[`s${level}`] = Array.from({ length: 60 }, (_, i) =>
+      inSegment(`s${level - 1}`, 'userIsIn', i === 0 ? null : 'and'),
+    );
+  assert.equal(member([inSegment('s6')], { plan: 'pro' }, { others }), true);
+  assert.equal(member([inSegment('s6')], { plan: 'free' }, { others }), false);
+  const segments = Object.entries(others).map(([sid, f]) => ({ id: sid, filters: filters(f) }));
+  const ids = segmentIdsOf({
+    env: { segments, keyTypes: new Map() },
+    attributes: { plan: 'pro' },
+    stored: { digest: 'other attributes', segmentIds: new Set() },
+    device: undefined,
+    history: { displays: [], responses: [] },
+    now: NOW,
+  });
+  assert.deepEqual(ids, ['s1', 's2', 's3', 's4', 's5', 's6']);
+});
+
+test(`segments nested deeper than ${MAX_NESTING} levels fail, and the contact is not in them`, () => {
+  const others: Record<string, unknown[]> = { s0: [attr('plan', 'equals', 'pro')] };
+  for (let level = 1; level <= MAX_NESTING + 2; level++) others[`s${level}`] = [inSegment(`s${level - 1}`)];
+  assert.equal(member([inSegment(`s${MAX_NESTING - 2}`)], { plan: 'pro' }, { others }), true);
+  assert.throws(() => member([inSegment(`s${MAX_NESTING + 2}`)], { plan: 'pro' }, { others }), RangeError);
 });

@@ -12,6 +12,7 @@
 // contact out of it, spec §3.2), whatever the other leaves say.
 import {
   DATE_OPERATORS,
+  leavesOf,
   type AttributeLeaf,
   type DeviceType,
   type FilterItem,
@@ -22,6 +23,9 @@ import {
 } from './filters.ts';
 
 export const EMPTY = 'empty' as const;
+
+/** How deep segments may nest one another (a write that goes deeper is refused, store/segments.ts). */
+export const MAX_NESTING = 16;
 export type Clause = boolean | typeof EMPTY;
 
 /** How an attribute key's values are read: `text` keys are Formbricks' `string` ones. */
@@ -53,10 +57,21 @@ export interface Evaluation {
 
 /** Whether the contact is in `segment`. Throws for a tree the SQL path cannot build (a bad date). */
 export function isMember(segment: SegmentDefinition, input: Evaluation): boolean {
-  return clauseOf(segment.filters, new Set([segment.id]), input) !== false;
+  return clauseOf(segment.filters, new Set([segment.id]), { ...input, nested: new Map(), cuts: 0 }) !== false;
 }
 
-function clauseOf(items: readonly FilterItem[], path: ReadonlySet<string>, input: Evaluation): Clause {
+/**
+ * One evaluation: each nested segment's clause is worked out once (a segment named by many others
+ * would otherwise be walked once per path to it, exponentially many), unless a cycle was cut inside
+ * it, which makes its clause depend on the path it was reached by.
+ */
+interface Walk extends Evaluation {
+  nested: Map<string, Clause>;
+  /** Cycles cut so far. */
+  cuts: number;
+}
+
+function clauseOf(items: readonly FilterItem[], path: ReadonlySet<string>, input: Walk): Clause {
   if (items.length === 0) return EMPTY;
   const groups: Clause[][] = [];
   let current: Clause[] | undefined;
@@ -77,7 +92,7 @@ function clauseOf(items: readonly FilterItem[], path: ReadonlySet<string>, input
   return constrained.some((group) => group.every((clause) => clause === true));
 }
 
-function leafClause(leaf: Leaf, path: ReadonlySet<string>, input: Evaluation): Clause {
+function leafClause(leaf: Leaf, path: ReadonlySet<string>, input: Walk): Clause {
   switch (leaf.root.type) {
     case 'attribute':
       return attributeClause(leaf as AttributeLeaf, input);
@@ -99,8 +114,20 @@ function leafClause(leaf: Leaf, path: ReadonlySet<string>, input: Evaluation): C
       const id = leaf.root.segmentId;
       const nested = input.segments.get(id);
       // A cycle is cut where it returns to the path; a missing segment is no constraint either.
-      if (path.has(id) || nested === undefined) return EMPTY;
-      const clause = clauseOf(nested.filters, new Set([...path, id]), input);
+      if (nested === undefined) return EMPTY;
+      if (path.has(id)) {
+        input.cuts++;
+        return EMPTY;
+      }
+      // Past this, the SQL path would build a statement no database takes: the segment fails.
+      if (path.size >= MAX_NESTING)
+        throw new RangeError(`Segments nest deeper than ${MAX_NESTING} levels here`);
+      let clause = input.nested.get(id);
+      if (clause === undefined) {
+        const cutsBefore = input.cuts;
+        clause = clauseOf(nested.filters, new Set([...path, id]), input);
+        if (input.cuts === cutsBefore) input.nested.set(id, clause);
+      }
       if (leaf.qualifier.operator === 'userIsIn') return clause;
       return clause === EMPTY ? false : !clause;
     }
@@ -271,35 +298,35 @@ function interactionClause(leaf: InteractionLeaf, input: Evaluation): boolean {
 }
 
 /**
- * Whether a segment's result can change without any stored data changing — it reads the request's
- * device, the clock (relative dates) or the contact's displays and responses — following nested
- * segments (with a cycle guard). Such a segment is evaluated when the user route asks; the others
- * are kept as stored membership.
+ * The segments whose result can change without any stored data changing — they read the request's
+ * device, the clock (relative dates) or the contact's displays and responses, themselves or through
+ * a segment they nest. Such a segment is evaluated when the user route asks; the others are kept as
+ * stored membership. Each segment is looked at once; a cycle adds nothing.
  */
-export function isRequestDependent(
-  segment: SegmentDefinition,
-  segments: ReadonlyMap<string, SegmentDefinition>,
-): boolean {
-  const visit = (items: readonly FilterItem[], path: ReadonlySet<string>): boolean =>
-    items.some((item) => {
-      if (Array.isArray(item.resource)) return visit(item.resource, path);
-      const leaf = item.resource;
+export function requestDependentIds(segments: ReadonlyMap<string, SegmentDefinition>): Set<string> {
+  const known = new Map<string, boolean>();
+  const visit = (id: string, depth = 1): boolean => {
+    const seen = known.get(id);
+    if (seen !== undefined) return seen;
+    if (depth > MAX_NESTING) return true; // evaluated at each request, where it fails (isMember)
+    known.set(id, false); // while it is being looked at: a cycle back to it adds nothing
+    const dependent = [...leavesOf(segments.get(id)?.filters ?? [])].some((leaf) => {
       switch (leaf.root.type) {
         case 'device':
         case 'surveyInteraction':
           return true;
         case 'attribute':
           return leaf.qualifier.operator === 'isOlderThan' || leaf.qualifier.operator === 'isNewerThan';
-        case 'segment': {
-          const nested = segments.get(leaf.root.segmentId);
-          if (!nested || path.has(nested.id)) return false;
-          return visit(nested.filters, new Set([...path, nested.id]));
-        }
+        case 'segment':
+          return segments.has(leaf.root.segmentId) && visit(leaf.root.segmentId, depth + 1);
         default:
           return false;
       }
     });
-  return visit(segment.filters, new Set([segment.id]));
+    known.set(id, dependent);
+    return dependent;
+  };
+  return new Set([...segments.keys()].filter(visit));
 }
 
 /** Whether a segment has filters at all: an empty tree is everyone, and the widget knows it so (`hasFilters`). */

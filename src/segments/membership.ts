@@ -13,7 +13,7 @@ import type { DeviceType } from './filters.ts';
 import {
   hasFilters,
   isMember,
-  isRequestDependent,
+  requestDependentIds,
   type InteractionHistory,
   type KeyType,
   type SegmentDefinition,
@@ -41,8 +41,8 @@ export interface StoredMembership {
 
 /** The segments whose membership is stored: with filters, and not request-dependent. */
 export function storedSegments(env: EnvironmentSegments): SegmentDefinition[] {
-  const byId = new Map(env.segments.map((s) => [s.id, s]));
-  return env.segments.filter((s) => hasFilters(s) && !isRequestDependent(s, byId));
+  const dependent = requestDependentIds(new Map(env.segments.map((s) => [s.id, s])));
+  return env.segments.filter((s) => hasFilters(s) && !dependent.has(s.id));
 }
 
 /** The stored segments `attributes` are in (a segment that cannot be evaluated counts them out). */
@@ -72,10 +72,11 @@ export function segmentIdsOf(input: {
   const { env, attributes } = input;
   const byId = new Map(env.segments.map((s) => [s.id, s]));
   const storedHolds = input.stored !== undefined && input.stored.digest === attributesDigest(attributes);
+  const dependent = storedHolds ? requestDependentIds(byId) : new Set<string>();
   const everyone = env.segments.filter((s) => !hasFilters(s)).map((s) => s.id);
   const members = env.segments.filter((segment) => {
     if (!hasFilters(segment)) return false;
-    if (storedHolds && !isRequestDependent(segment, byId)) return input.stored!.segmentIds.has(segment.id);
+    if (storedHolds && !dependent.has(segment.id)) return input.stored!.segmentIds.has(segment.id);
     return safely(() =>
       isMember(segment, {
         attributes,

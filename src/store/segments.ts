@@ -5,6 +5,7 @@ import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ChorusError, invalidInput } from '../errors.ts';
 import { newId } from '../ids.ts';
+import { MAX_NESTING } from '../segments/evaluate.ts';
 import { leavesOf, type Filters, type InteractionLeaf } from '../segments/filters.ts';
 import { Environment, Segment, Survey } from './entities.ts';
 import { refreshEnvironmentMembership } from './segment-members.ts';
@@ -105,6 +106,9 @@ export async function checkFilterReferences(
     ).map((s) => s.id),
   );
   const leaves = [...leavesOf(filters)];
+  const depth = nestingDepth(segments, filters);
+  if (depth > MAX_NESTING)
+    problems.filters = `Segments may nest at most ${MAX_NESTING} deep; these filters reach ${depth} levels`;
   for (const leaf of leaves) {
     if (leaf.root.type === 'segment') {
       const id = leaf.root.segmentId;
@@ -119,6 +123,28 @@ export async function checkFilterReferences(
     }
   }
   if (Object.keys(problems).length > 0) throw invalidInput(problems, 'Invalid segment filters');
+}
+
+/** How many segments deep `filters` reach, themselves counted (each segment once; cycle-guarded). */
+function nestingDepth(segments: ReadonlyMap<string, Filters>, filters: Filters): number {
+  const depths = new Map<string, number>();
+  const depthOf = (items: Filters): number => {
+    let deepest = 0;
+    for (const leaf of leavesOf(items)) {
+      if (leaf.root.type !== 'segment') continue;
+      const id = leaf.root.segmentId;
+      let depth = depths.get(id);
+      if (depth === undefined) {
+        depths.set(id, 0); // while it is being measured: a cycle adds nothing
+        depth = depthOf(segments.get(id) ?? []);
+        depths.set(id, depth);
+        if (depth > MAX_NESTING) return depth + 1;
+      }
+      deepest = Math.max(deepest, depth);
+    }
+    return deepest + 1;
+  };
+  return depthOf(filters);
 }
 
 /** Whether segment `from` names `target` through its filters, at any depth (cycle-guarded). */
