@@ -92,14 +92,12 @@ export async function checkFilterReferences(
   selfId?: string,
 ): Promise<void> {
   const problems: Record<string, string> = {};
-  const segments = new Map(
-    (
-      await em.execute<{ id: string; filters: Filters }[]>(
-        'select id, filters from segments where environment_id = ?',
-        [environmentId],
-      )
-    ).map((s) => [s.id, s.filters]),
+  const rows = await em.execute<{ id: string; filters: Filters; is_private: boolean }[]>(
+    'select id, filters, is_private from segments where environment_id = ?',
+    [environmentId],
   );
+  const segments = new Map(rows.map((s) => [s.id, s.filters]));
+  const privateIds = new Set(rows.filter((s) => s.is_private).map((s) => s.id));
   const surveyIds = new Set(
     (
       await em.execute<{ id: string }[]>('select id from surveys where environment_id = ?', [environmentId])
@@ -114,6 +112,9 @@ export async function checkFilterReferences(
       const id = leaf.root.segmentId;
       if (id === selfId) problems.filters = `A segment cannot contain itself (${id})`;
       else if (!segments.has(id)) problems.filters = `Segment ${id} is not in the environment`;
+      // A survey's private segment goes with its survey: only public ones are nested (as Formbricks' picker offers).
+      else if (privateIds.has(id))
+        problems.filters = `Segment ${id} is a survey's private segment: nest public segments`;
       else if (selfId && reaches(segments, id, selfId))
         problems.filters = `Segment ${id} contains this segment: the filters would form a cycle`;
     } else if (leaf.root.type === 'surveyInteraction') {
@@ -201,7 +202,8 @@ export async function pointSurveyAt(
   }
 }
 
-function conflictOnTitle(error: unknown, title: string): never {
+/** A segment title already used in the environment (a unique index) as a 409. */
+export function conflictOnTitle(error: unknown, title: string): never {
   if (error instanceof UniqueConstraintViolationException)
     throw new ChorusError('conflict', 'A segment with this title already exists', { title });
   throw error;

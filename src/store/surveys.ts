@@ -6,11 +6,12 @@ import { questionsOf, type Block, type Element, type Ending, type Quota } from '
 import { blocksFromQuestions, legacyQuestions } from '../surveys/blocks.ts';
 import { hasLogicJumps } from '../surveys/logic.ts';
 import { Environment, Segment, Survey, type SurveyStatus } from './entities.ts';
-import { notFound } from '../errors.ts';
+import { invalidInput, notFound } from '../errors.ts';
 import type { Filters } from '../segments/filters.ts';
 import {
   attachSurveys,
   checkFilterReferences,
+  conflictOnTitle,
   pointSurveyAt,
   privateSegmentIdOf,
   recordsOf,
@@ -229,6 +230,9 @@ async function applySegment(tx: EntityManager, survey: Survey, input: SurveySegm
   const targetId = input?.id ?? survey.segment?.id ?? privateId;
   let target = await tx.findOne(Segment, { id: targetId });
   if (target && target.environment.id !== environmentId) target = null;
+  // Another survey's own targeting: it goes when that survey does, and is not this one's to edit.
+  if (target?.isPrivate && target.id !== privateId)
+    throw invalidInput({ 'segment.id': `${target.id} is the private segment of another survey` });
   if (!target) {
     if (targetId !== privateId) throw notFound('Segment', targetId);
     target = tx.create(Segment, {
@@ -249,7 +253,7 @@ async function applySegment(tx: EntityManager, survey: Survey, input: SurveySegm
     ...(!target.isPrivate && input?.description !== undefined ? { description: input.description } : {}),
     ...(input ? { updatedAt: new Date() } : {}),
   });
-  await tx.flush();
+  await tx.flush().catch((e: unknown) => conflictOnTitle(e, target.title));
   await pointSurveyAt(tx, survey, target);
   await attachSurveys(
     tx,

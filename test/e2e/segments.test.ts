@@ -159,6 +159,32 @@ describe('segments: management, survey targeting and membership', () => {
     assert.equal((await manage('GET', `segments/seg_${surveyId}`)).status, 404, 'the private segment went');
     assert.equal((await stateSegment(surveyId)).id, segment.id);
 
+    // Another survey's private segment is neither attached nor nested; a title taken is a 409.
+    const other = await app.createSurvey({ environmentId: env, type: 'app', questions: QUESTIONS });
+    const borrowed = await manage('PUT', `surveys/${surveyId}`, { segment: { id: `seg_${other}` } });
+    assert.equal(borrowed.status, 400, JSON.stringify(borrowed.body));
+    assert.match(borrowed.body.details['segment.id'], /private segment of another survey/);
+    const nestsPrivate = await manage('POST', 'segments', {
+      environmentId: env,
+      title: 'Nests a private one',
+      filters: [
+        {
+          id: 'n1',
+          connector: null,
+          resource: {
+            id: 'n2',
+            root: { type: 'segment', segmentId: `seg_${other}` },
+            qualifier: { operator: 'userIsIn' },
+            value: `seg_${other}`,
+          },
+        },
+      ],
+    });
+    assert.equal(nestsPrivate.status, 400, JSON.stringify(nestsPrivate.body));
+    const renamed = await manage('PUT', `surveys/${surveyId}`, { segment: { ...segment, title: other } });
+    assert.equal(renamed.status, 409, JSON.stringify(renamed.body));
+    assert.equal((await stateSegment(surveyId)).id, segment.id, 'unchanged');
+
     assert.ok((await segmentsOf('ent-1', { plan: 'enterprise' })).includes(segment.id));
     const refused = await manage('DELETE', `segments/${segment.id}`);
     assert.equal(refused.status, 409);
