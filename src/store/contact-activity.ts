@@ -9,9 +9,12 @@ import { query, type EntityManager } from './orm.ts';
 export interface ContactActivity {
   /** The contact's newest displays (at most MAX_DISPLAYS), in no particular order. */
   displays: { id: string; surveyId: string; createdAt: string }[];
-  /** The surveys the contact has a response for (each once). */
+  /** The surveys the contact has a response for (each once, all of them). */
   respondedSurveyIds: string[];
-  /** Its newest responses (at most MAX_DISPLAYS), for survey-interaction filters. */
+  /**
+   * For survey-interaction filters, per survey it answered: its newest response (`finished: false`,
+   * whatever its state) and, if any, its newest finished one (`finished: true`).
+   */
   responses: { surveyId: string; createdAt: string; finished: boolean }[];
   /** Its stored segment membership and the digest of the attributes it holds for; none yet: null. */
   membership: { digest: string; segmentIds: string[] } | null;
@@ -59,23 +62,22 @@ async function readActivities(
     id: string | null;
     survey_id: string;
     at: Date | null;
-    finished: boolean | null;
+    finished_at: Date | null;
   }>(
     em,
-    `(select 'response' as kind, ids.contact_id as owner, null::text as id, r.survey_id, r.created_at as at, r.finished
-        from unnest(?::text[]) as ids(contact_id)
-        cross join lateral (select survey_id, created_at, finished from responses where contact_id = ids.contact_id
-                              order by created_at desc, id desc limit ${MAX_DISPLAYS}) r)
+    `(select 'response' as kind, contact_id as owner, null::text as id, survey_id, max(created_at) as at,
+             max(created_at) filter (where finished) as finished_at
+        from responses where contact_id = any(?) group by contact_id, survey_id)
      union all
-     (select 'display', ids.contact_id, d.id, d.survey_id, d.created_at, null::boolean
+     (select 'display', ids.contact_id, d.id, d.survey_id, d.created_at, null::timestamptz
         from unnest(?::text[]) as ids(contact_id)
         cross join lateral (select id, survey_id, created_at from displays where contact_id = ids.contact_id
                               order by created_at desc, id desc limit ${MAX_DISPLAYS}) d)
      union all
-     (select 'member', contact_id, null::text, segment_id, null::timestamptz, null::boolean
+     (select 'member', contact_id, null::text, segment_id, null::timestamptz, null::timestamptz
         from segment_members where contact_id = any(?))
      union all
-     (select 'digest', contact_id, attributes_digest, '', null::timestamptz, null::boolean
+     (select 'digest', contact_id, attributes_digest, '', null::timestamptz, null::timestamptz
         from segment_evaluations where contact_id = any(?))`,
     [contactIds, contactIds, contactIds, contactIds],
   );
@@ -89,13 +91,12 @@ async function readActivities(
   for (const row of rows) {
     const activity = activityOf(row.owner);
     if (row.kind === 'response') {
-      activity.responses.push({
-        surveyId: row.survey_id,
-        createdAt: new Date(row.at!).toISOString(),
-        finished: row.finished === true,
-      });
-      if (!activity.respondedSurveyIds.includes(row.survey_id))
-        activity.respondedSurveyIds.push(row.survey_id);
+      // Per survey, its newest response and its newest finished one: all that an interaction
+      // filter asks ("one at or after the window's start").
+      activity.respondedSurveyIds.push(row.survey_id);
+      activity.responses.push({ surveyId: row.survey_id, createdAt: iso(row.at!), finished: false });
+      if (row.finished_at)
+        activity.responses.push({ surveyId: row.survey_id, createdAt: iso(row.finished_at), finished: true });
     } else if (row.kind === 'display') {
       activity.displays.push({
         id: row.id!,
@@ -121,3 +122,5 @@ async function readActivities(
     ]),
   );
 }
+
+const iso = (at: Date | string) => new Date(at).toISOString();

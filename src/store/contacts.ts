@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { pageOf, type PageRequest } from './pages.ts';
 import { Contact } from './entities.ts';
 import { lockContacts } from './locks.ts';
+import { lockSegments } from './segment-members.ts';
 import { batchedReads } from './batched-reads.ts';
 import { query } from './orm.ts';
 
@@ -79,11 +80,15 @@ export function listContacts(em: EntityManager, environmentIds: string[], page: 
  */
 export async function deleteContact(em: EntityManager, contact: ContactRecord): Promise<void> {
   await em.fork().transactional(async (tx) => {
-    // Lock order: response rows, then the contact. The response processor locks the rows of its
+    // Lock order (after the segment lock): response rows, then the contact. The response processor locks the rows of its
     // batch before the contacts of its new responses; taking the contact first here and then
     // waiting for one of those rows would be a cycle (a batch that updates one of this contact's
     // responses and creates another). A response created meanwhile is committed before we get the
     // contact's lock, and the deletes below (each a new snapshot) see it.
+    // First the environment's segment lock (shared), as the contact processor takes it before the
+    // contacts: a membership recomputation (exclusive) then cannot write this contact's rows back
+    // after they are deleted below.
+    await lockSegments(tx, [contact.environmentId], 'shared');
     await tx.execute('select id from responses where contact_id = ? order by id for update', [contact.id]);
     await lockContacts(tx, [contact.id]);
     const deletedAt = new Date();

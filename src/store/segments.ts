@@ -8,7 +8,7 @@ import { newId } from '../ids.ts';
 import { MAX_NESTING } from '../segments/evaluate.ts';
 import { leavesOf, type Filters, type InteractionLeaf } from '../segments/filters.ts';
 import { Environment, Segment, Survey } from './entities.ts';
-import { refreshEnvironmentMembership } from './segment-members.ts';
+import { lockSegments, refreshEnvironmentMembership } from './segment-members.ts';
 import type { PageRequest } from './pages.ts';
 
 /** A segment in Formbricks' API shape: `surveys` are the ids of the surveys that use it. */
@@ -82,8 +82,10 @@ export interface SegmentInput {
 }
 
 /**
- * Checks what the filters name against the environment: nested segments exist there and do not
- * lead back to `selfId` (directly or through others), and `specific` interaction surveys are its.
+ * Checks what the filters name against the environment: nested segments exist there, are public,
+ * do not lead back to `selfId` (directly or through others) nor nest deeper than MAX_NESTING, and
+ * `specific` interaction surveys are its. Holds the environment's segment lock, exclusive, from
+ * then on: call it in the transaction that writes the filters.
  */
 export async function checkFilterReferences(
   em: EntityManager,
@@ -91,6 +93,9 @@ export async function checkFilterReferences(
   filters: Filters,
   selfId?: string,
 ): Promise<void> {
+  // Taken before anything is read, for the rest of the write's transaction: two writes that each
+  // nest the other's segment would otherwise both pass the cycle check.
+  await lockSegments(em, [environmentId], 'exclusive');
   const problems: Record<string, string> = {};
   const rows = await em.execute<{ id: string; filters: Filters; is_private: boolean }[]>(
     'select id, filters, is_private from segments where environment_id = ?',
