@@ -45,16 +45,26 @@ export function storedSegments(env: EnvironmentSegments): SegmentDefinition[] {
   return env.segments.filter((s) => hasFilters(s) && !dependent.has(s.id));
 }
 
-/** The stored segments `attributes` are in (a segment that cannot be evaluated counts them out). */
+/**
+ * Which of the stored segments each contact's attributes are in, by contact (a segment that cannot
+ * be evaluated counts them out); empty when the environment has no segment to store.
+ */
 export function membersOfStored(
   env: EnvironmentSegments,
-  attributes: Readonly<Record<string, string>>,
+  contacts: readonly { id: string; attributes: Readonly<Record<string, string>> }[],
   now: Date,
-): string[] {
-  const byId = new Map(env.segments.map((s) => [s.id, s]));
-  return storedSegments(env)
-    .filter((s) => safely(() => isMember(s, { attributes, keyTypes: env.keyTypes, segments: byId, now })))
-    .map((s) => s.id);
+): Map<string, string[]> {
+  const stored = storedSegments(env);
+  if (stored.length === 0) return new Map();
+  const segments = new Map(env.segments.map((s) => [s.id, s]));
+  return new Map(
+    contacts.map(({ id, attributes }) => [
+      id,
+      stored
+        .filter((s) => safely(() => isMember(s, { attributes, keyTypes: env.keyTypes, segments, now })))
+        .map((s) => s.id),
+    ]),
+  );
 }
 
 /**

@@ -101,17 +101,37 @@ export async function refreshEnvironmentMembership(tx: EntityManager, environmen
   }
 }
 
+/**
+ * Writes the stored membership of `contacts` and the digest of the attributes it was computed from.
+ * After an identify (`cleared` false) only the contacts whose attributes changed since their last
+ * evaluation are written, and nothing when the environment has no segment to store: the user
+ * route evaluates what it finds no stored membership for (segments/membership.ts).
+ */
 async function writeMembership(
   tx: EntityManager,
   env: EnvironmentSegments,
-  contacts: readonly ContactRow[],
+  all: readonly ContactRow[],
   { cleared = false } = {},
 ): Promise<void> {
-  const now = new Date();
-  const ids = contacts.map((c) => c.id);
-  if (!cleared) await query(tx, 'delete from segment_members where contact_id = any(?)', [ids]);
+  const membership = membersOfStored(env, all, new Date());
+  let contacts = all;
+  if (!cleared) {
+    if (membership.size === 0) return;
+    const evaluated = new Map(
+      (
+        await query<{ contact_id: string; attributes_digest: string }>(
+          tx,
+          'select contact_id, attributes_digest from segment_evaluations where contact_id = any(?)',
+          [all.map((c) => c.id)],
+        )
+      ).map((row) => [row.contact_id, row.attributes_digest]),
+    );
+    contacts = all.filter((c) => evaluated.get(c.id) !== attributesDigest(c.attributes));
+    if (contacts.length === 0) return;
+    await query(tx, 'delete from segment_members where contact_id = any(?)', [contacts.map((c) => c.id)]);
+  }
   const members = contacts.flatMap((c) =>
-    membersOfStored(env, c.attributes, now).map((segmentId) => ({ segment_id: segmentId, contact_id: c.id })),
+    (membership.get(c.id) ?? []).map((segmentId) => ({ segment_id: segmentId, contact_id: c.id })),
   );
   if (members.length > 0)
     await tx.execute(
