@@ -11,6 +11,14 @@ export const ContactIdentified = Type.Object({
   userId: Type.String(),
   /** Sent attributes: they overwrite stored ones with the same key; others are kept. */
   attributes: Type.Record(Type.String(), Type.String()),
+  /**
+   * The type a key gets if this identify creates it, as Formbricks' SDK path types a new key: a
+   * value sent as a JSON number makes a `number` key, an ISO-8601 date a `date` key; any other
+   * value (and an existing key) is left as it is. Absent in commands of older edges.
+   */
+  attributeTypes: Type.Optional(
+    Type.Record(Type.String(), Type.Union([Type.Literal('number'), Type.Literal('date')])),
+  ),
 });
 export type ContactIdentified = Static<typeof ContactIdentified>;
 

@@ -68,14 +68,21 @@ export async function deleteAttributeKey(em: EntityManager, row: ContactAttribut
 }
 
 /** Creates the text attribute keys the contacts of a batch use that do not exist yet. */
+/** A key an identify names, with the type it gets if the identify creates it. */
+export interface NewAttributeKey {
+  environmentId: string;
+  key: string;
+  type: AttributeType;
+}
+
 export async function ensureAttributeKeys(
   tx: EntityManager,
-  keys: readonly { environmentId: string; key: string }[],
+  keys: readonly NewAttributeKey[],
 ): Promise<void> {
   if (keys.length === 0) return;
   await tx.execute(
-    `insert into contact_attribute_keys (id, environment_id, key, type) values ${keys.map(() => "(?, ?, ?, 'text')").join(', ')}
+    `insert into contact_attribute_keys (id, environment_id, key, type) values ${keys.map(() => '(?, ?, ?, ?)').join(', ')}
      on conflict (environment_id, key) do nothing`,
-    keys.flatMap((k) => [newId('cak'), k.environmentId, k.key]),
+    keys.flatMap((k) => [newId('cak'), k.environmentId, k.key, k.type]),
   );
 }

@@ -203,6 +203,46 @@ describe('segments: management, survey targeting and membership', () => {
     assert.equal(deleted.status, 200, JSON.stringify(deleted.body));
   });
 
+  test('a key the widget first sends as a number is a number key, one first sent as an ISO date a date key, as in Formbricks', async () => {
+    const segment = await manage('POST', 'segments', {
+      environmentId: env,
+      title: 'Over thirty',
+      filters: [
+        {
+          id: 'a1',
+          connector: null,
+          resource: {
+            id: 'a2',
+            root: { type: 'attribute', contactAttributeKey: 'age' },
+            qualifier: { operator: 'greaterThan' },
+            value: 30,
+          },
+        },
+      ],
+    });
+    assert.equal(segment.status, 201, JSON.stringify(segment.body));
+    await identify('aged-1', { age: 41, signup: '2024-01-15T10:00:00.000Z', nickname: '2024' });
+    await waitFor(async () => (await storedMembers(segment.body.data.id)).length === 1, {
+      what: 'the stored membership of a number key',
+    });
+    const types = await app.chorus.orm.em
+      .fork()
+      .execute<{ key: string; type: string }[]>(
+        `select key, type from contact_attribute_keys where environment_id = ? and key in ('age', 'signup', 'nickname') order by key`,
+        [env],
+      );
+    assert.deepEqual(
+      types.map((t) => [t.key, t.type]),
+      [
+        ['age', 'number'],
+        ['nickname', 'text'],
+        ['signup', 'date'],
+      ],
+    );
+    assert.ok((await segmentsOf('aged-1')).includes(segment.body.data.id));
+    assert.ok(!(await segmentsOf('young-1', { age: 20 })).includes(segment.body.data.id));
+  });
+
   test('a device filter reads the request User-Agent: a desktop-only segment is not listed on a phone', async () => {
     const desktopOnly = await manage('POST', 'segments', {
       environmentId: env,

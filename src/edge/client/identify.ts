@@ -85,7 +85,12 @@ export function clientIdentifyRoutes(ctx: ClientContext, activityOf: ActivityRea
 export interface IdentifyInput {
   userId: string;
   attributes: Record<string, string>;
+  /** The type a key gets if this identify creates it (ContactIdentified.attributeTypes). */
+  attributeTypes: Record<string, 'number' | 'date'>;
 }
+
+/** An ISO-8601 date or date-time, as Formbricks' SDK path recognises a date attribute. */
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
 
 /**
  * Which attribute values a body may carry: `string` (the spec: anything else is refused), or
@@ -103,6 +108,7 @@ export function parseIdentifyBody(value: unknown, values: AttributeValues = 'str
   else if (userId.length > 255) problems.userId = 'must be at most 255 characters';
 
   const attributes: Record<string, string> = {};
+  const attributeTypes: Record<string, 'number' | 'date'> = {};
   const sent = body.attributes ?? {};
   if (typeof sent !== 'object' || sent === null || Array.isArray(sent)) {
     problems.attributes = 'must be an object';
@@ -113,11 +119,16 @@ export function parseIdentifyBody(value: unknown, values: AttributeValues = 'str
       if (!ATTRIBUTE_KEY_PATTERN.test(key)) problems[`attributes.${key}`] = 'is not a valid attribute key';
       else if (text === undefined) problems[`attributes.${key}`] = VALUE_PROBLEM[values];
       else if (key === 'email' && !EMAIL.test(text)) problems['attributes.email'] = 'must be a valid email';
-      else attributes[key] = text;
+      else {
+        attributes[key] = text;
+        if (typeof v === 'number') attributeTypes[key] = 'number';
+        else if (typeof v === 'string' && ISO_DATE.test(v) && !Number.isNaN(Date.parse(v)))
+          attributeTypes[key] = 'date';
+      }
     }
   }
   if (Object.keys(problems).length > 0) throw invalidInput(problems);
-  return { userId: userId as string, attributes };
+  return { userId: userId as string, attributes, attributeTypes };
 }
 
 /**
@@ -220,6 +231,7 @@ export async function publishIdentify(
     contactId,
     userId: input.userId,
     attributes: input.attributes,
+    ...(Object.keys(input.attributeTypes).length > 0 ? { attributeTypes: input.attributeTypes } : {}),
   };
   // The stored contact, whose attributes the answer merges the sent ones into. While the store is
   // unavailable and the edge does not hold it, the answer has the sent attributes alone (the

@@ -6,7 +6,7 @@ import { clockOf } from '../../events/clock.ts';
 import type { Processor } from '../../pipeline/batch-handler.ts';
 import { mergeAttributes } from '../../contacts/merge.ts';
 import { ATTRIBUTE_KEY_PATTERN } from '../../store/entities.ts';
-import { ensureAttributeKeys } from '../../store/attribute-keys.ts';
+import { ensureAttributeKeys, type NewAttributeKey } from '../../store/attribute-keys.ts';
 import { upsertContacts, withoutDeletedContacts } from '../../store/contacts.ts';
 import { lockSegments, refreshContactMembership } from '../../store/segment-members.ts';
 
@@ -38,21 +38,25 @@ export const contactProcessor: Processor<ContactCommand> = {
       const clock = clockOf(command);
       const attributes = mergeAttributes(before?.attributes, command.attributes, command.userId);
       const attributeClocks = { ...before?.attributeClocks };
+      // A key's type is set once, by whichever identify creates it: the earliest one here.
+      const attributeTypes = { ...command.attributeTypes, ...before?.attributeTypes };
       for (const key of [...Object.keys(command.attributes), 'userId']) attributeClocks[key] = clock;
       folded.set(command.contactId, {
         ...command,
         occurredAt: before && before.occurredAt > command.occurredAt ? before.occurredAt : command.occurredAt,
         attributes,
         attributeClocks,
+        attributeTypes,
       });
     }
     const contacts = [...folded.values()];
     await upsertContacts(tx, contacts);
-    const keys = new Map<string, { environmentId: string; key: string }>();
+    const keys = new Map<string, NewAttributeKey>();
     for (const c of contacts) {
       for (const key of Object.keys(c.attributes)) {
-        if (ATTRIBUTE_KEY_PATTERN.test(key))
-          keys.set(`${c.environmentId}\u0000${key}`, { environmentId: c.environmentId, key });
+        const id = `${c.environmentId}\u0000${key}`;
+        if (ATTRIBUTE_KEY_PATTERN.test(key) && !keys.has(id))
+          keys.set(id, { environmentId: c.environmentId, key, type: c.attributeTypes?.[key] ?? 'text' });
       }
     }
     await ensureAttributeKeys(tx, [...keys.values()]);
