@@ -2,7 +2,8 @@
 // once per cache miss of an edge, and the environment's widget settings.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { MAX_STATE_SURVEYS, type EnvironmentStateInput } from '../surveys/widget-state.ts';
-import { ActionClass, Environment, Survey } from './entities.ts';
+import { ActionClass, Environment, Segment, Survey } from './entities.ts';
+import { interactionRefreshOf } from '../segments/interaction-refresh.ts';
 import { hasFilters } from '../segments/evaluate.ts';
 
 /** What the state of `environmentId` is built from; undefined for an unknown environment. */
@@ -13,14 +14,21 @@ export async function findEnvironmentStateInput(
   const fork = em.fork();
   const environment = await fork.findOne(Environment, { id: environmentId });
   if (!environment) return undefined;
-  const [surveys, actionClasses] = await Promise.all([
+  const [surveys, actionClasses, segments] = await Promise.all([
     fork.find(
       Survey,
       { environment: environmentId, type: 'app', status: 'inProgress' },
       { orderBy: { createdAt: 'desc', id: 'desc' }, limit: MAX_STATE_SURVEYS, populate: ['segment'] },
     ),
     fork.find(ActionClass, { environment: environmentId }, { orderBy: { createdAt: 'asc', id: 'asc' } }),
+    // The segments the delivered surveys' segments may nest.
+    fork.find(Segment, { environment: environmentId }, { fields: ['id', 'filters'] }),
   ]);
+  const filtersOf = new Map(segments.map((s) => [s.id, s.filters]));
+  const refresh = interactionRefreshOf(
+    surveys.map((s) => ({ id: s.id, filters: s.segment?.filters ?? null })),
+    (id) => filtersOf.get(id),
+  );
   return {
     environmentId,
     settings: environment.widgetSettings ?? null,
@@ -32,6 +40,7 @@ export async function findEnvironmentStateInput(
       endings: s.endings,
       widget: s.widget ?? null,
       segment: s.segment ? { id: s.segment.id, hasFilters: hasFilters(s.segment) } : null,
+      ...(refresh ? { interactionRefresh: refresh.get(s.id)! } : {}),
       createdAt: s.createdAt,
     })),
     actionClasses: actionClasses.map((a) => ({

@@ -22,6 +22,11 @@ export interface StateSurvey {
   widget: Readonly<Record<string, unknown>> | null;
   /** Its segment's id and whether it has filters (never the filters themselves); null: none. */
   segment: { id: string; hasFilters: boolean } | null;
+  /**
+   * Which of its events make js-core identify again (segments/interaction-refresh.ts); present on
+   * every survey when some delivered survey's segment depends on survey interactions, else absent.
+   */
+  interactionRefresh?: { onDisplay: boolean; onResponse: boolean; onFinished: boolean };
   createdAt: Date;
 }
 
@@ -175,6 +180,7 @@ function stateSurvey(survey: StateSurvey, actionClasses: readonly StateActionCla
     recaptcha: field('recaptcha'),
     styling: field('styling'),
     segment: survey.segment ? publicSegment(survey.segment, environmentId) : null,
+    ...(survey.interactionRefresh ? { interactionRefresh: survey.interactionRefresh } : {}),
     triggers: triggersOf(stored.triggers, actionClasses),
     workspaceOverwrites: overwrites,
     projectOverwrites: overwrites,

@@ -243,6 +243,54 @@ describe('segments: management, survey targeting and membership', () => {
     assert.ok(!(await segmentsOf('young-1', { age: 20 })).includes(segment.body.data.id));
   });
 
+  test('a survey whose segment depends on having seen another makes the widget identify again after that one is shown', async () => {
+    const first = await manage('POST', 'surveys', {
+      environmentId: env,
+      type: 'app',
+      status: 'inProgress',
+      questions: QUESTIONS,
+    });
+    assert.equal(first.status, 201, JSON.stringify(first.body));
+    const followUp = await manage('POST', 'surveys', {
+      environmentId: env,
+      type: 'app',
+      status: 'inProgress',
+      questions: QUESTIONS,
+      segment: {
+        filters: [
+          {
+            id: 'h1',
+            connector: null,
+            resource: {
+              id: 'h2',
+              root: { type: 'surveyInteraction' },
+              qualifier: { operator: 'haveSeen' },
+              value: {
+                surveyScope: 'specific',
+                surveyIds: [first.body.data.id],
+                within: { amount: 7, unit: 'days' },
+              },
+            },
+          },
+        ],
+      },
+    });
+    assert.equal(followUp.status, 201, JSON.stringify(followUp.body));
+    const state = await call(app.baseUrl, 'GET', `/api/v1/client/${env}/environment`);
+    const surveys = state.body.data.data.surveys as { id: string; interactionRefresh?: unknown }[];
+    const refreshOf = (id: string) => surveys.find((s) => s.id === id)?.interactionRefresh;
+    assert.deepEqual(refreshOf(first.body.data.id), {
+      onDisplay: true,
+      onResponse: false,
+      onFinished: false,
+    });
+    assert.deepEqual(refreshOf(followUp.body.data.id), {
+      onDisplay: false,
+      onResponse: false,
+      onFinished: false,
+    });
+  });
+
   test('a device filter reads the request User-Agent: a desktop-only segment is not listed on a phone', async () => {
     const desktopOnly = await manage('POST', 'segments', {
       environmentId: env,
