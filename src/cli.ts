@@ -172,12 +172,15 @@ async function start(args: string[]): Promise<number> {
   }
   if (chorus.port !== undefined)
     process.stdout.write(`Chorus is serving on http://127.0.0.1:${chorus.port} (${chorus.httpAdapter})\n`);
-  // A child of `chorus start` (role all) tells its parent whether it is ready (roles/supervisor.ts).
+  // A child of `chorus start` (role all) tells its parent whether it is ready (roles/supervisor.ts);
+  // the process an operator started says when it is ready, and meanwhile what it waits for.
+  const announce = process.send ? undefined : readinessAnnouncer();
   const reporting = setInterval(() => {
-    if (!process.send || !process.connected) return;
     void Promise.resolve(chorus.readiness.current()).then((reply) => {
+      announce?.(reply.status === 200, reply.body.data);
+      if (!process.send || !process.connected) return;
       const report: ReadinessReport = { type: 'readiness', ready: reply.status === 200 };
-      if (process.connected) process.send?.(report);
+      process.send(report);
     });
   }, 1_000).unref();
   await new Promise<void>((resolve) => {
@@ -200,6 +203,31 @@ async function start(args: string[]): Promise<number> {
   // The channel to a parent would keep this process alive.
   if (process.connected) process.disconnect();
   return 0;
+}
+
+/** What a failing readiness check waits for, in an operator's words. */
+const WAITING_FOR: Record<string, string> = {
+  main_database: 'PostgreSQL',
+  cache_database: 'Redis',
+  event_log: 'Kafka and the consumers joining their groups',
+};
+
+/**
+ * Prints a line when readiness (`/api/v2/health`) changes: `Chorus is ready` once every check
+ * passes, and while one does not, what it is waiting for (printed again only when that changes).
+ */
+function readinessAnnouncer(): (ready: boolean, checks: Record<string, boolean>) => void {
+  let said = '';
+  return (ready, checks) => {
+    const waiting = Object.keys(checks)
+      .filter((check) => !checks[check])
+      .map((check) => `${WAITING_FOR[check] ?? check} (${check})`);
+    const line = ready
+      ? 'Chorus is ready (GET /api/v2/health answers 200)'
+      : `Chorus is not ready yet (GET /api/v2/health answers 503): waiting for ${waiting.join(', ') || 'its consumers'}`;
+    if (line !== said) process.stdout.write(`${line}\n`);
+    said = line;
+  };
 }
 
 async function withStore<T>(work: (orm: Awaited<ReturnType<typeof openStore>>) => Promise<T>): Promise<T> {

@@ -100,6 +100,22 @@ describe('chorus command', () => {
         what: 'health to see the processor child back',
         timeoutMs: 60_000,
       });
+      // What the operator reads meanwhile: ready, then what it waits for, then ready again.
+      await waitFor(() => all.output().split('Chorus is ready').length > 2, {
+        what: 'the second "Chorus is ready" line',
+        timeoutMs: 5_000,
+      });
+      const said = all
+        .output()
+        .split('\n')
+        .filter((line) => line.startsWith('Chorus is '));
+      assert.match(said[0]!, /^Chorus is serving on http/);
+      assert.ok(said.includes('Chorus is ready (GET /api/v2/health answers 200)'), said.join('\n'));
+      assert.ok(
+        said.some((line) => /^Chorus is not ready yet .*: waiting for Kafka and the consumers/.test(line)),
+        said.join('\n'),
+      );
+      assert.equal(said.at(-1), 'Chorus is ready (GET /api/v2/health answers 200)');
     } finally {
       assert.equal(await all.stop(), 0, 'role all stops cleanly on SIGTERM');
     }
