@@ -109,7 +109,12 @@ export async function checkFilterReferences(
     ).map((s) => s.id),
   );
   const leaves = [...leavesOf(filters)];
-  const depth = nestingDepth(segments, filters);
+  // The deepest chain once these filters are written: one that runs through this segment counts
+  // the segments nesting it too.
+  const after = new Map(segments);
+  if (selfId) after.set(selfId, filters);
+  const depthOf = nestingDepths(after);
+  const depth = Math.max(depthOf(filters), ...[...after.values()].map(depthOf));
   if (depth > MAX_NESTING)
     problems.filters = `Segments may nest at most ${MAX_NESTING} deep; these filters reach ${depth} levels`;
   for (const leaf of leaves) {
@@ -131,8 +136,11 @@ export async function checkFilterReferences(
   if (Object.keys(problems).length > 0) throw invalidInput(problems, 'Invalid segment filters');
 }
 
-/** How many segments deep `filters` reach, themselves counted (each segment once; cycle-guarded). */
-function nestingDepth(segments: ReadonlyMap<string, Filters>, filters: Filters): number {
+/**
+ * How many segments deep a filter tree reaches, itself counted, against `segments` (each segment
+ * measured once across calls; cycle-guarded).
+ */
+function nestingDepths(segments: ReadonlyMap<string, Filters>): (filters: Filters) => number {
   const depths = new Map<string, number>();
   const depthOf = (items: Filters): number => {
     let deepest = 0;
@@ -144,13 +152,12 @@ function nestingDepth(segments: ReadonlyMap<string, Filters>, filters: Filters):
         depths.set(id, 0); // while it is being measured: a cycle adds nothing
         depth = depthOf(segments.get(id) ?? []);
         depths.set(id, depth);
-        if (depth > MAX_NESTING) return depth + 1;
       }
       deepest = Math.max(deepest, depth);
     }
     return deepest + 1;
   };
-  return depthOf(filters);
+  return depthOf;
 }
 
 /** Whether segment `from` names `target` through its filters, at any depth (cycle-guarded). */

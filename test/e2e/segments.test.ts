@@ -291,6 +291,38 @@ describe('segments: management, survey targeting and membership', () => {
     });
   });
 
+  test('segments nest at most 16 deep, counted over the whole chain, also when a segment in its middle changes', async () => {
+    const nesting = (segmentId: string) => [
+      {
+        id: 'd1',
+        connector: null,
+        resource: {
+          id: 'd2',
+          root: { type: 'segment', segmentId },
+          qualifier: { operator: 'userIsIn' },
+          value: segmentId,
+        },
+      },
+    ];
+    const create = (title: string, filters: unknown) =>
+      manage('POST', 'segments', { environmentId: env, title, filters });
+    const bottom = (await create('Depth 1', planIs('pro'))).body.data.id as string;
+    const spare = (await create('Depth spare', planIs('free'))).body.data.id as string;
+    let top = bottom;
+    for (let depth = 2; depth <= 16; depth++) {
+      const created = await create(`Depth ${depth}`, nesting(top));
+      assert.equal(created.status, 201, `depth ${depth}: ${JSON.stringify(created.body)}`);
+      top = created.body.data.id;
+    }
+    const tooDeep = await create('Depth 17', nesting(top));
+    assert.equal(tooDeep.status, 400);
+    assert.match(tooDeep.body.details.filters, /at most 16 deep/);
+    // The bottom one nesting another would make the chain 17 long.
+    const deeper = await manage('PUT', `segments/${bottom}`, { filters: nesting(spare) });
+    assert.equal(deeper.status, 400, JSON.stringify(deeper.body));
+    assert.match(deeper.body.details.filters, /at most 16 deep/);
+  });
+
   test('a device filter reads the request User-Agent: a desktop-only segment is not listed on a phone', async () => {
     const desktopOnly = await manage('POST', 'segments', {
       environmentId: env,
