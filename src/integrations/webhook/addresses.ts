@@ -17,8 +17,16 @@ export interface AddressPolicy {
   allowedNetworks: readonly Network[];
 }
 
-/** Never reachable, whatever the policy allows, by the name a refusal gives. */
-const NEVER: readonly { name: string; family: 'ipv4' | 'ipv6'; net: string; prefix: number }[] = [
+/** A range of addresses, by the name a refusal gives. */
+interface Range {
+  name: string;
+  family: 'ipv4' | 'ipv6';
+  net: string;
+  prefix: number;
+}
+
+/** Never reachable, whatever the policy allows. */
+const NEVER: readonly Range[] = [
   { name: 'link-local', family: 'ipv4', net: '169.254.0.0', prefix: 16 }, // AWS, GCP, Azure, OCI metadata: .169.254
   { name: 'link-local', family: 'ipv6', net: 'fe80::', prefix: 10 },
   { name: 'cloud metadata', family: 'ipv6', net: 'fd00:ec2::', prefix: 32 }, // AWS IMDS and pod identity over IPv6
@@ -26,13 +34,12 @@ const NEVER: readonly { name: string; family: 'ipv4' | 'ipv6'; net: string; pref
   { name: 'cloud metadata', family: 'ipv4', net: '168.63.129.16', prefix: 32 }, // Azure's host (WireServer)
 ];
 
-/** The ranges refused, by the name a refusal gives (RFC 6890's special-purpose registries). */
-const RANGES: readonly { name: string; family: 'ipv4' | 'ipv6'; net: string; prefix: number }[] = [
+/** The other ranges outside the public internet (RFC 6890's special-purpose registries). */
+const RANGES: readonly Range[] = [
   { name: 'unspecified', family: 'ipv4', net: '0.0.0.0', prefix: 8 },
   { name: 'private', family: 'ipv4', net: '10.0.0.0', prefix: 8 },
   { name: 'private', family: 'ipv4', net: '100.64.0.0', prefix: 10 }, // carrier-grade NAT
   { name: 'loopback', family: 'ipv4', net: '127.0.0.0', prefix: 8 },
-  { name: 'link-local', family: 'ipv4', net: '169.254.0.0', prefix: 16 },
   { name: 'private', family: 'ipv4', net: '172.16.0.0', prefix: 12 },
   { name: 'reserved', family: 'ipv4', net: '192.0.0.0', prefix: 24 },
   { name: 'documentation', family: 'ipv4', net: '192.0.2.0', prefix: 24 },
@@ -45,13 +52,12 @@ const RANGES: readonly { name: string; family: 'ipv4' | 'ipv6'; net: string; pre
   { name: 'unspecified', family: 'ipv6', net: '::', prefix: 128 },
   { name: 'loopback', family: 'ipv6', net: '::1', prefix: 128 },
   { name: 'private', family: 'ipv6', net: 'fc00::', prefix: 7 }, // unique local
-  { name: 'link-local', family: 'ipv6', net: 'fe80::', prefix: 10 },
   { name: 'private', family: 'ipv6', net: 'fec0::', prefix: 10 }, // site-local, deprecated
   { name: 'multicast', family: 'ipv6', net: 'ff00::', prefix: 8 },
   { name: 'documentation', family: 'ipv6', net: '2001:db8::', prefix: 32 },
 ];
 
-function byName(ranges: typeof RANGES): Map<string, BlockList> {
+function byName(ranges: readonly Range[]): Map<string, BlockList> {
   const lists = new Map<string, BlockList>();
   for (const range of ranges) {
     let list = lists.get(range.name);
