@@ -7,14 +7,20 @@
 // ("HTTP/1.1 at the edge"), and this test holds uWS to that list.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { Agent, request, STATUS_CODES } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { loadUws } from '../../src/edge/http/uws-builds.ts';
 import { call, startTestChorus, type RunningChorus } from '../helpers/chorus.ts';
-import { fuzzRequest, prng, type FuzzFixtures, type FuzzRequest } from '../helpers/fuzz-requests.ts';
+import {
+  fuzzRequest,
+  prng,
+  ROUTE_PATTERNS,
+  type FuzzFixtures,
+  type FuzzRequest,
+} from '../helpers/fuzz-requests.ts';
 import { rawExchange, type RawExchange, type RawStep } from '../helpers/raw-http.ts';
 import { QUESTIONS } from '../helpers/surveys.ts';
 import { waitFor } from '../helpers/wait.ts';
@@ -169,6 +175,21 @@ async function missingWrites(databaseUrl: string, writes: Write[]): Promise<stri
 // whose parser differs) it is skipped, saying why. http-edge-node.test.ts covers that adapter.
 const uws = loadUws();
 const skip = !uws.loaded && `no uWebSockets.js build loads on ${uws.missing}`;
+
+test('the fuzz sends to every route of the API document, so a new route is attacked too', async () => {
+  const document = JSON.parse(
+    await readFile(new URL('../../docs/openapi.json', import.meta.url), 'utf8'),
+  ) as {
+    paths: Record<string, unknown>;
+  };
+  const shape = (path: string) => path.replace(/\{[^}]+\}|:[A-Za-z]+/g, ':param');
+  const fuzzed = new Set(ROUTE_PATTERNS.map(shape));
+  assert.deepEqual(
+    Object.keys(document.paths).filter((path) => !fuzzed.has(shape(path))),
+    [],
+    'routes the fuzz never sends to (add them to test/helpers/fuzz-requests.ts)',
+  );
+});
 
 describe('fuzz: bad requests on every route and raw-socket abuse', { skip }, () => {
   let app: RunningChorus;

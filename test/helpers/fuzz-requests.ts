@@ -353,10 +353,54 @@ const ROUTES: RouteSpec[] = [
     params: { provider: 'any' },
     management: false,
   },
+  {
+    pattern: '/api/v1/integrations/:provider/authorize',
+    methods: ['GET'],
+    params: { provider: 'any' },
+    management: false,
+  },
+  {
+    pattern: '/api/v1/client/:environmentId/displays/:displayId/response',
+    methods: ['GET', 'OPTIONS'],
+    params: { environmentId: 'environment', displayId: 'any' },
+    management: false,
+  },
+  {
+    pattern: '/api/v1/management/segments',
+    methods: ['GET', 'POST'],
+    params: {},
+    management: true,
+    body: (f) => ({
+      environmentId: f.environmentId,
+      title: 'Fuzz segment',
+      filters: [
+        {
+          id: 'fz1',
+          connector: null,
+          resource: {
+            id: 'fz2',
+            root: { type: 'attribute', contactAttributeKey: 'plan' },
+            qualifier: { operator: 'equals' },
+            value: 'pro',
+          },
+        },
+      ],
+    }),
+  },
+  {
+    pattern: '/api/v1/management/segments/:segmentId',
+    methods: ['GET', 'PUT', 'DELETE'],
+    params: { segmentId: 'any' },
+    management: true,
+    body: () => ({ title: 'Fuzz renamed', description: 'fuzzed' }),
+  },
+  { pattern: '/api/openapi.json', methods: ['GET'], params: {}, management: false },
   { pattern: '/health', methods: ['GET'], params: {}, management: false },
   { pattern: '/api/v2/health', methods: ['GET'], params: {}, management: false },
+  { pattern: '/health/intake', methods: ['GET'], params: {}, management: false },
 ];
 
+/** Every route pattern the fuzz sends to (fuzz.test.ts checks that the API document has no other). */
 export const ROUTE_PATTERNS = ROUTES.map((r) => r.pattern);
 
 const ODD_STRINGS = [
