@@ -12,44 +12,7 @@ import {
 } from './evaluate.ts';
 import { segmentIdsOf } from './membership.ts';
 import { ChorusError } from '../errors.ts';
-
-let n = 0;
-const id = () => `f${++n}`;
-const attr = (key: string, operator: string, value: unknown, connector: 'and' | 'or' | null = null) => ({
-  id: id(),
-  connector,
-  resource: {
-    id: id(),
-    root: { type: 'attribute', contactAttributeKey: key },
-    qualifier: { operator },
-    value,
-  },
-});
-const device = (value: string, connector: 'and' | 'or' | null = null, operator = 'equals') => ({
-  id: id(),
-  connector,
-  resource: { id: id(), root: { type: 'device', deviceType: value }, qualifier: { operator }, value },
-});
-const inSegment = (segmentId: string, operator = 'userIsIn', connector: 'and' | 'or' | null = null) => ({
-  id: id(),
-  connector,
-  resource: { id: id(), root: { type: 'segment', segmentId }, qualifier: { operator }, value: segmentId },
-});
-const interaction = (operator: string, surveyIds: string[], amount: number, unit = 'days') => ({
-  id: id(),
-  connector: null,
-  resource: {
-    id: id(),
-    root: { type: 'surveyInteraction' },
-    qualifier: { operator },
-    value: { surveyScope: surveyIds.length ? 'specific' : 'any', surveyIds, within: { amount, unit } },
-  },
-});
-const group = (items: unknown[], connector: 'and' | 'or' | null = null) => ({
-  id: id(),
-  connector,
-  resource: items,
-});
+import { attr, device, group, inSegment, interaction, person } from '../../test/helpers/segment-filters.ts';
 
 const filters = (items: unknown[]): FilterItem[] => parseFilters(items, 'filters');
 const NOW = new Date('2024-06-15T12:00:00.000Z');
@@ -249,19 +212,9 @@ test('§5.25 an unparsable date fails that segment for everyone; the others are 
 });
 
 test('§5.27 a person filter on another identifier is no constraint; on userId it is case-insensitive', () => {
-  const person = (identifier: string, value: string) => ({
-    id: id(),
-    connector: null,
-    resource: {
-      id: id(),
-      root: { type: 'person', personIdentifier: identifier },
-      qualifier: { operator: 'equals' },
-      value,
-    },
-  });
-  assert.equal(member([person('email', 'a@b.c')], {}), true);
-  assert.equal(member([person('userId', 'U1')], {}), true);
-  assert.equal(member([person('userId', 'u2')], {}), false);
+  assert.equal(member([person('email', 'equals', 'a@b.c')], {}), true);
+  assert.equal(member([person('userId', 'equals', 'U1')], {}), true);
+  assert.equal(member([person('userId', 'equals', 'u2')], {}), false);
 });
 
 test('§5.29 an empty nested group alone has filters, yet every contact is a member', () => {

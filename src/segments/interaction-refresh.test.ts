@@ -2,29 +2,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseFilters, type FilterItem } from './filters.ts';
 import { interactionRefreshOf } from './interaction-refresh.ts';
+import { attr, inSegment, interaction } from '../../test/helpers/segment-filters.ts';
 
-const leaf = (resource: Record<string, unknown>, connector: 'and' | 'or' | null = null) => ({
-  id: `i${Math.random().toString(36).slice(2, 8)}`,
-  connector,
-  resource: { id: `l${Math.random().toString(36).slice(2, 8)}`, ...resource },
-});
-const interaction = (operator: string, surveyIds: string[] = []) =>
-  leaf({
-    root: { type: 'surveyInteraction' },
-    qualifier: { operator },
-    value: {
-      surveyScope: surveyIds.length ? 'specific' : 'any',
-      surveyIds,
-      within: { amount: 7, unit: 'days' },
-    },
-  });
-const nests = (segmentId: string) =>
-  leaf({ root: { type: 'segment', segmentId }, qualifier: { operator: 'userIsIn' }, value: segmentId });
-const plan = leaf({
-  root: { type: 'attribute', contactAttributeKey: 'plan' },
-  qualifier: { operator: 'equals' },
-  value: 'pro',
-});
+const plan = attr('plan', 'equals', 'pro');
 const filters = (items: unknown[]): FilterItem[] => parseFilters(items, 'filters');
 const none = { onDisplay: false, onResponse: false, onFinished: false };
 
@@ -44,9 +24,9 @@ test('without an interaction filter in any delivered segment there is no interac
 test("the flag goes on the survey whose event it is, by the operator's event, negations included", () => {
   const refresh = interactionRefreshOf(
     [
-      { id: 'a', filters: filters([interaction('haveNotSeen', ['b'])]) },
-      { id: 'b', filters: filters([interaction('haveCompleted', ['c', 'gone'])]) },
-      { id: 'c', filters: filters([interaction('haveStartedRespondingTo', ['a'])]) },
+      { id: 'a', filters: filters([interaction('haveNotSeen', ['b'], 7)]) },
+      { id: 'b', filters: filters([interaction('haveCompleted', ['c', 'gone'], 7)]) },
+      { id: 'c', filters: filters([interaction('haveStartedRespondingTo', ['a'], 7)]) },
     ],
     () => undefined,
   );
@@ -59,12 +39,12 @@ test("the flag goes on the survey whose event it is, by the operator's event, ne
 
 test('an interaction with any survey flags every delivered survey, also through a nested segment (cycles cut)', () => {
   const nested = new Map([
-    ['s1', filters([nests('s2')])],
-    ['s2', filters([nests('s1'), interaction('haveSeen')])],
+    ['s1', filters([inSegment('s2')])],
+    ['s2', filters([inSegment('s1'), interaction('haveSeen', [], 7)])],
   ]);
   const refresh = interactionRefreshOf(
     [
-      { id: 'a', filters: filters([plan, { ...nests('s1'), connector: 'and' }]) },
+      { id: 'a', filters: filters([plan, { ...inSegment('s1'), connector: 'and' }]) },
       { id: 'b', filters: null },
     ],
     (id) => nested.get(id),

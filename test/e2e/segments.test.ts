@@ -6,24 +6,14 @@ import assert from 'node:assert/strict';
 import { call, startTestChorus, type RunningChorus } from '../helpers/chorus.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { QUESTIONS } from '../helpers/surveys.ts';
+import { attr, device, inSegment, interaction } from '../helpers/segment-filters.ts';
 
 const PHONE_UA =
   'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1';
 const DESKTOP_UA =
   'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
 
-const planIs = (plan: string) => [
-  {
-    id: 'f1',
-    connector: null,
-    resource: {
-      id: 'l1',
-      root: { type: 'attribute', contactAttributeKey: 'plan' },
-      qualifier: { operator: 'equals' },
-      value: plan,
-    },
-  },
-];
+const planIs = (plan: string) => [attr('plan', 'equals', plan)];
 
 describe('segments: management, survey targeting and membership', () => {
   let app: RunningChorus;
@@ -60,12 +50,13 @@ describe('segments: management, survey targeting and membership', () => {
   after(() => app.stop());
 
   test('an app survey created with plan equals pro targets pro users only, hidden from anonymous visitors', async () => {
+    const proOnly = planIs('pro');
     const created = await manage('POST', 'surveys', {
       environmentId: env,
       type: 'app',
       status: 'inProgress',
       questions: QUESTIONS,
-      segment: { filters: planIs('pro') },
+      segment: { filters: proOnly },
     });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     const survey = created.body.data;
@@ -73,7 +64,7 @@ describe('segments: management, survey targeting and membership', () => {
     assert.equal(survey.segment.isPrivate, true);
     assert.equal(survey.segment.title, survey.id);
     assert.deepEqual(survey.segment.surveys, [survey.id]);
-    assert.deepEqual(survey.segment.filters, planIs('pro'));
+    assert.deepEqual(survey.segment.filters, proOnly);
 
     const segment = await stateSegment(survey.id);
     assert.equal(segment.hasFilters, true, 'anonymous visitors do not see it');
@@ -97,12 +88,7 @@ describe('segments: management, survey targeting and membership', () => {
     const bad = await manage('POST', 'segments', {
       environmentId: env,
       title: 'Bad',
-      filters: [
-        {
-          ...planIs('x')[0],
-          resource: { ...planIs('x')[0]!.resource, qualifier: { operator: 'greaterThan' } },
-        },
-      ],
+      filters: [attr('plan', 'greaterThan', 'x')],
     });
     assert.equal(bad.status, 400);
     assert.deepEqual(bad.body.details, { 'filters.0.resource.value': 'must be a number' });
@@ -110,11 +96,12 @@ describe('segments: management, survey targeting and membership', () => {
     assert.equal(none.status, 400);
     assert.deepEqual(none.body.details, { filters: 'must have at least one filter' });
 
+    const enterprise = planIs('enterprise');
     const created = await manage('POST', 'segments', {
       environmentId: env,
       title: 'Enterprise customers',
       description: 'plan is enterprise',
-      filters: planIs('enterprise'),
+      filters: enterprise,
     });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     const segment = created.body.data;
@@ -128,7 +115,7 @@ describe('segments: management, survey targeting and membership', () => {
         title: 'Enterprise customers',
         description: 'plan is enterprise',
         isPrivate: false,
-        filters: planIs('enterprise'),
+        filters: enterprise,
         surveys: [],
       },
     );
@@ -167,18 +154,7 @@ describe('segments: management, survey targeting and membership', () => {
     const nestsPrivate = await manage('POST', 'segments', {
       environmentId: env,
       title: 'Nests a private one',
-      filters: [
-        {
-          id: 'n1',
-          connector: null,
-          resource: {
-            id: 'n2',
-            root: { type: 'segment', segmentId: `seg_${other}` },
-            qualifier: { operator: 'userIsIn' },
-            value: `seg_${other}`,
-          },
-        },
-      ],
+      filters: [inSegment(`seg_${other}`)],
     });
     assert.equal(nestsPrivate.status, 400, JSON.stringify(nestsPrivate.body));
     const renamed = await manage('PUT', `surveys/${surveyId}`, { segment: { ...segment, title: other } });
@@ -207,18 +183,7 @@ describe('segments: management, survey targeting and membership', () => {
     const segment = await manage('POST', 'segments', {
       environmentId: env,
       title: 'Over thirty',
-      filters: [
-        {
-          id: 'a1',
-          connector: null,
-          resource: {
-            id: 'a2',
-            root: { type: 'attribute', contactAttributeKey: 'age' },
-            qualifier: { operator: 'greaterThan' },
-            value: 30,
-          },
-        },
-      ],
+      filters: [attr('age', 'greaterThan', 30)],
     });
     assert.equal(segment.status, 201, JSON.stringify(segment.body));
     await identify('aged-1', { age: 41, signup: '2024-01-15T10:00:00.000Z', nickname: '2024' });
@@ -257,22 +222,7 @@ describe('segments: management, survey targeting and membership', () => {
       status: 'inProgress',
       questions: QUESTIONS,
       segment: {
-        filters: [
-          {
-            id: 'h1',
-            connector: null,
-            resource: {
-              id: 'h2',
-              root: { type: 'surveyInteraction' },
-              qualifier: { operator: 'haveSeen' },
-              value: {
-                surveyScope: 'specific',
-                surveyIds: [first.body.data.id],
-                within: { amount: 7, unit: 'days' },
-              },
-            },
-          },
-        ],
+        filters: [interaction('haveSeen', [first.body.data.id], 7)],
       },
     });
     assert.equal(followUp.status, 201, JSON.stringify(followUp.body));
@@ -292,18 +242,7 @@ describe('segments: management, survey targeting and membership', () => {
   });
 
   test('segments nest at most 16 deep, counted over the whole chain, also when a segment in its middle changes', async () => {
-    const nesting = (segmentId: string) => [
-      {
-        id: 'd1',
-        connector: null,
-        resource: {
-          id: 'd2',
-          root: { type: 'segment', segmentId },
-          qualifier: { operator: 'userIsIn' },
-          value: segmentId,
-        },
-      },
-    ];
+    const nesting = (segmentId: string) => [inSegment(segmentId)];
     const create = (title: string, filters: unknown) =>
       manage('POST', 'segments', { environmentId: env, title, filters });
     const bottom = (await create('Depth 1', planIs('pro'))).body.data.id as string;
@@ -327,18 +266,7 @@ describe('segments: management, survey targeting and membership', () => {
     const desktopOnly = await manage('POST', 'segments', {
       environmentId: env,
       title: 'Desktop',
-      filters: [
-        {
-          id: 'd1',
-          connector: null,
-          resource: {
-            id: 'd2',
-            root: { type: 'device', deviceType: 'desktop' },
-            qualifier: { operator: 'equals' },
-            value: 'desktop',
-          },
-        },
-      ],
+      filters: [device('desktop')],
     });
     assert.equal(desktopOnly.status, 201, JSON.stringify(desktopOnly.body));
     const id = desktopOnly.body.data.id;

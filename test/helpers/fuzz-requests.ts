@@ -2,6 +2,7 @@
 // a body that would be accepted, and breaks it (wrong types, missing fields, NUL and lone
 // surrogates in strings and keys, invalid UTF-8, deep or huge JSON, odd JSON), or breaks the path
 // (bad ids, traversal), the method, the headers or the query.
+import { attr } from './segment-filters.ts';
 
 /** mulberry32: small, fast and the same on every machine. */
 export function prng(seed: number): () => number {
@@ -373,18 +374,7 @@ const ROUTES: RouteSpec[] = [
     body: (f) => ({
       environmentId: f.environmentId,
       title: 'Fuzz segment',
-      filters: [
-        {
-          id: 'fz1',
-          connector: null,
-          resource: {
-            id: 'fz2',
-            root: { type: 'attribute', contactAttributeKey: 'plan' },
-            qualifier: { operator: 'equals' },
-            value: 'pro',
-          },
-        },
-      ],
+      filters: [attr('plan', 'equals', 'pro') as Json],
     }),
   },
   {
