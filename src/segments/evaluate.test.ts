@@ -10,7 +10,7 @@ import {
   type Evaluation,
   type KeyType,
 } from './evaluate.ts';
-import { segmentIdsOf } from './membership.ts';
+import { environmentSegments, segmentIdsOf } from './membership.ts';
 import { ChorusError } from '../errors.ts';
 import { attr, device, group, inSegment, interaction, person } from '../../test/helpers/segment-filters.ts';
 
@@ -193,13 +193,13 @@ test('§5.24 haveCompleted counts finished responses only; haveStartedResponding
 });
 
 test('§5.25 an unparsable date fails that segment for everyone; the others are unaffected', () => {
-  const env = {
-    segments: [
+  const env = environmentSegments(
+    [
       { id: 'bad', filters: filters([attr('p', 'isSet', ''), attr('d', 'isBefore', 'not a date', 'or')]) },
       { id: 'good', filters: filters([attr('p', 'isSet', '')]) },
     ],
-    keyTypes: new Map<string, KeyType>([['d', 'date']]),
-  };
+    new Map<string, KeyType>([['d', 'date']]),
+  );
   const ids = segmentIdsOf({
     env,
     attributes: { userId: 'u1', p: 'x' },
@@ -304,7 +304,7 @@ test('a segment that many others name, at many levels, is worked out once per ev
   assert.equal(member([inSegment('s6')], { plan: 'free' }, { others }), false);
   const segments = Object.entries(others).map(([sid, f]) => ({ id: sid, filters: filters(f) }));
   const ids = segmentIdsOf({
-    env: { segments, keyTypes: new Map() },
+    env: environmentSegments(segments, new Map()),
     attributes: { plan: 'pro' },
     stored: { digest: 'other attributes', segmentIds: new Set() },
     device: undefined,

@@ -27,22 +27,34 @@ export function attributesDigest(attributes: Readonly<Record<string, string>>): 
   return createHash('sha256').update(JSON.stringify(sorted)).digest('base64url').slice(0, 22);
 }
 
-/** An environment's segments as the evaluator reads them, in creation order. */
+/**
+ * An environment's segments as the evaluator reads them, in creation order, with what is derived
+ * from them once (environmentSegments), not at each identify.
+ */
 export interface EnvironmentSegments {
   segments: readonly SegmentDefinition[];
   keyTypes: ReadonlyMap<string, KeyType>;
+  byId: ReadonlyMap<string, SegmentDefinition>;
+  /** The segments evaluated at each request (evaluate.ts, requestDependentIds). */
+  requestDependent: ReadonlySet<string>;
+  /** The segments whose membership is stored: with filters, and not request-dependent. */
+  stored: readonly SegmentDefinition[];
+}
+
+export function environmentSegments(
+  segments: readonly SegmentDefinition[],
+  keyTypes: ReadonlyMap<string, KeyType>,
+): EnvironmentSegments {
+  const byId = new Map(segments.map((s) => [s.id, s]));
+  const requestDependent = requestDependentIds(byId);
+  const stored = segments.filter((s) => hasFilters(s) && !requestDependent.has(s.id));
+  return { segments, keyTypes, byId, requestDependent, stored };
 }
 
 /** A contact's stored membership: the segments it is in, for the attributes of `digest`. */
 export interface StoredMembership {
   digest: string;
   segmentIds: ReadonlySet<string>;
-}
-
-/** The segments whose membership is stored: with filters, and not request-dependent. */
-export function storedSegments(env: EnvironmentSegments): SegmentDefinition[] {
-  const dependent = requestDependentIds(new Map(env.segments.map((s) => [s.id, s])));
-  return env.segments.filter((s) => hasFilters(s) && !dependent.has(s.id));
 }
 
 /**
@@ -54,13 +66,12 @@ export function membersOfStored(
   contacts: readonly { id: string; attributes: Readonly<Record<string, string>> }[],
   now: Date,
 ): Map<string, string[]> {
-  const stored = storedSegments(env);
-  if (stored.length === 0) return new Map();
-  const segments = new Map(env.segments.map((s) => [s.id, s]));
+  if (env.stored.length === 0) return new Map();
+  const segments = env.byId;
   return new Map(
     contacts.map(({ id, attributes }) => [
       id,
-      stored
+      env.stored
         .filter((s) => safely(() => isMember(s, { attributes, keyTypes: env.keyTypes, segments, now })))
         .map((s) => s.id),
     ]),
@@ -76,22 +87,21 @@ export function segmentIdsOf(input: {
   attributes: Readonly<Record<string, string>>;
   stored: StoredMembership | undefined;
   device: DeviceType | undefined;
-  history: InteractionHistory;
+  /** The contact's displays and responses; needed only when some segment is request-dependent. */
+  history: InteractionHistory | undefined;
   now: Date;
 }): string[] {
   const { env, attributes } = input;
-  const byId = new Map(env.segments.map((s) => [s.id, s]));
   const storedHolds = input.stored !== undefined && input.stored.digest === attributesDigest(attributes);
-  const dependent = storedHolds ? requestDependentIds(byId) : new Set<string>();
   const everyone = env.segments.filter((s) => !hasFilters(s)).map((s) => s.id);
   const members = env.segments.filter((segment) => {
     if (!hasFilters(segment)) return false;
-    if (storedHolds && !dependent.has(segment.id)) return input.stored!.segmentIds.has(segment.id);
+    if (storedHolds && !env.requestDependent.has(segment.id)) return input.stored!.segmentIds.has(segment.id);
     return safely(() =>
       isMember(segment, {
         attributes,
         keyTypes: env.keyTypes,
-        segments: byId,
+        segments: env.byId,
         device: input.device,
         now: input.now,
         history: input.history,

@@ -12,7 +12,12 @@
 import { query, type EntityManager } from './orm.ts';
 import type { KeyType } from '../segments/evaluate.ts';
 import type { Filters } from '../segments/filters.ts';
-import { attributesDigest, membersOfStored, type EnvironmentSegments } from '../segments/membership.ts';
+import {
+  attributesDigest,
+  environmentSegments,
+  membersOfStored,
+  type EnvironmentSegments,
+} from '../segments/membership.ts';
 
 const LOCK_CLASS = 'chorus.segments';
 /** Contacts read and written per statement while an environment is recomputed. */
@@ -33,10 +38,10 @@ export async function findEnvironmentSegments(
       [environmentId],
     ),
   ]);
-  return {
-    segments: segments.map((s) => ({ id: s.id, filters: s.filters })),
-    keyTypes: new Map(keys.map((k) => [k.key, k.type])),
-  };
+  return environmentSegments(
+    segments.map((s) => ({ id: s.id, filters: s.filters })),
+    new Map(keys.map((k) => [k.key, k.type])),
+  );
 }
 
 /** Takes the segment locks of `environmentIds` for the transaction, shared or exclusive, in order. */

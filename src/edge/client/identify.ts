@@ -205,10 +205,17 @@ async function identify(
       ? { digest: stored.value.membership.digest, segmentIds: new Set(stored.value.membership.segmentIds) }
       : undefined,
     device: deviceTypeOf(request.headers['user-agent']),
-    history: {
-      displays: activity.displays.map((d) => ({ surveyId: d.surveyId, createdAt: new Date(d.createdAt) })),
-      responses: activity.responses.map((r) => ({ ...r, createdAt: new Date(r.createdAt) })),
-    },
+    // Read only by the segments evaluated at each request: none, nothing to convert.
+    history:
+      segments.value.requestDependent.size === 0
+        ? undefined
+        : {
+            displays: activity.displays.map((d) => ({
+              surveyId: d.surveyId,
+              createdAt: new Date(d.createdAt),
+            })),
+            responses: activity.responses.map((r) => ({ ...r, createdAt: new Date(r.createdAt) })),
+          },
     now,
   });
   const state = buildUserState(contact, activity, segmentIds, now);

@@ -13,7 +13,7 @@ import {
 import type { Route } from '../router.ts';
 import { parseJsonBody, requireId, validateBody } from '../validation.ts';
 import { authenticate, can, requireAccess } from './auth.ts';
-import type { ManagementContext } from './context.ts';
+import { forgetEnvironmentCaches, type ManagementContext } from './context.ts';
 import { listRoute } from './paging.ts';
 import { data } from '../openapi/route-doc.ts';
 import { AttributeKeyRecord } from '../openapi/replies.ts';
@@ -57,8 +57,8 @@ export function managementAttributeKeyRoutes(ctx: ManagementContext): Route[] {
         if (environmentId === undefined) throw invalidInput({ environmentId: 'Required' });
         requireAccess(grant, environmentId, 'write');
         const record = await createAttributeKey(ctx.orm.em, { ...body, environmentId });
-        // Key types change how segments read values: this edge forgets its copy before answering.
-        ctx.client.segments.delete(environmentId);
+        // Key types change how segments read values.
+        forgetEnvironmentCaches(ctx, environmentId);
         return { status: 200, body: { data: record } };
       },
     },
@@ -79,7 +79,7 @@ export function managementAttributeKeyRoutes(ctx: ManagementContext): Route[] {
         requireAccess(grant, row.environment.id, 'manage');
         const record = attributeKeyRecord(row);
         await deleteAttributeKey(ctx.orm.em, row);
-        ctx.client.segments.delete(row.environment.id);
+        forgetEnvironmentCaches(ctx, row.environment.id);
         return { status: 200, body: { data: record } };
       },
     },

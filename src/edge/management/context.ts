@@ -14,3 +14,18 @@ export interface ManagementContext {
    */
   environmentStates?: { delete(environmentId: string): void };
 }
+
+/**
+ * After a management write to what the widget reads of an environment (a survey, a segment, an
+ * attribute key's type): this edge forgets its copies before it answers, so that the caller's next
+ * request sees the change; other edges hear of it through PostgreSQL.
+ */
+export function forgetEnvironmentCaches(
+  ctx: ManagementContext,
+  environmentId: string,
+  surveyId?: string,
+): void {
+  if (surveyId !== undefined) ctx.client.surveys.delete(surveyId);
+  ctx.environmentStates?.delete(environmentId);
+  ctx.client.segments.delete(environmentId);
+}

@@ -18,7 +18,7 @@ import {
 import type { Route, RouteRequest } from '../router.ts';
 import { nullable, parseJsonBody, requireId, validateBody } from '../validation.ts';
 import { authenticate, permissionFor, requireAccess, writableEnvironment } from './auth.ts';
-import type { ManagementContext } from './context.ts';
+import { forgetEnvironmentCaches, type ManagementContext } from './context.ts';
 import { listRoute } from './paging.ts';
 import { data } from '../openapi/route-doc.ts';
 import { SegmentFilterItem, SegmentRecord } from '../openapi/replies.ts';
@@ -57,11 +57,6 @@ const updateDoc = Type.Object({ ...UpdateBody.Type().properties, filters: Type.O
 
 export function managementSegmentRoutes(ctx: ManagementContext): Route[] {
   const base = '/api/v1/management/segments';
-  // Other edges hear of a change through PostgreSQL; this one forgets before it answers.
-  const forget = (environmentId: string) => {
-    ctx.environmentStates?.delete(environmentId);
-    ctx.client.segments.delete(environmentId);
-  };
   return [
     listRoute(base, ctx, { summary: 'List public segments', item: SegmentRecord }, (environmentIds, page) =>
       listPublicSegments(ctx.orm.em, environmentIds, page),
@@ -105,7 +100,7 @@ export function managementSegmentRoutes(ctx: ManagementContext): Route[] {
           filters,
           surveys: body.surveys,
         });
-        forget(environmentId);
+        forgetEnvironmentCaches(ctx, environmentId);
         return { status: 201, body: { data: record } };
       },
     },
@@ -134,7 +129,7 @@ export function managementSegmentRoutes(ctx: ManagementContext): Route[] {
               : parseFilters(body.filters, 'filters', { required: !segment.isPrivate }),
           surveys: body.surveys,
         });
-        forget(segment.environment.id);
+        forgetEnvironmentCaches(ctx, segment.environment.id);
         return { status: 200, body: { data: record } };
       },
     },
@@ -150,7 +145,7 @@ export function managementSegmentRoutes(ctx: ManagementContext): Route[] {
       handler: async (request) => {
         const { segment } = await accessibleSegment(ctx, request);
         const record = await deleteSegment(ctx.orm.em, segment.id);
-        forget(segment.environment.id);
+        forgetEnvironmentCaches(ctx, segment.environment.id);
         return { status: 200, body: { data: record } };
       },
     },

@@ -20,7 +20,7 @@ import { SurveyWidgetFields, widgetFieldsOf } from '../../surveys/widget-fields.
 import type { Route, RouteRequest } from '../router.ts';
 import { nullable, parseJsonBody, requireId, validateBody } from '../validation.ts';
 import { authenticate, permissionFor, requireAccess } from './auth.ts';
-import type { ManagementContext } from './context.ts';
+import { forgetEnvironmentCaches, type ManagementContext } from './context.ts';
 import { listRoute } from './paging.ts';
 import { data } from '../openapi/route-doc.ts';
 import { SurveyRecord } from '../openapi/replies.ts';
@@ -103,8 +103,7 @@ export function managementSurveyRoutes(ctx: ManagementContext): Route[] {
           widget: widgetFieldsOf(body),
           segment: segmentInput(body.segment),
         });
-        ctx.environmentStates?.delete(body.environmentId);
-        ctx.client.segments.delete(body.environmentId);
+        forgetEnvironmentCaches(ctx, body.environmentId);
         return { status: 201, body: { data: (await surveyRecords(em, [survey]))[0] } };
       },
     },
@@ -137,11 +136,7 @@ export function managementSurveyRoutes(ctx: ManagementContext): Route[] {
           widget: widgetFieldsOf(body),
           segment: segmentInput(body.segment),
         });
-        // Other edges hear of the change through PostgreSQL; this one forgets it before answering,
-        // so the caller's very next request sees it.
-        ctx.client.surveys.delete(survey.id);
-        ctx.environmentStates?.delete(survey.environment.id);
-        ctx.client.segments.delete(survey.environment.id);
+        forgetEnvironmentCaches(ctx, survey.environment.id, survey.id);
         return { status: 200, body: { data: (await surveyRecords(em, [updated]))[0] } };
       },
     },
@@ -160,9 +155,7 @@ export function managementSurveyRoutes(ctx: ManagementContext): Route[] {
         // Its responses stay: they reference the survey by id, not by a foreign key. Its private
         // segment goes with it.
         await deleteSurvey(em, survey);
-        ctx.client.surveys.delete(survey.id);
-        ctx.environmentStates?.delete(survey.environment.id);
-        ctx.client.segments.delete(survey.environment.id);
+        forgetEnvironmentCaches(ctx, survey.environment.id, survey.id);
         return { status: 200, body: { data: record } };
       },
     },
