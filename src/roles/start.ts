@@ -2,6 +2,7 @@
 // services → store (migrated) → Kafka (topics) → the roles asked for. Every resource is built here
 // and passed down; nothing connects at import time. `stop()` releases everything in reverse order.
 import { readFileSync } from 'node:fs';
+import { setFlagsFromString } from 'node:v8';
 import { loadConfig, type Config } from '../config.ts';
 import { createLogger, type Logger } from '../logger.ts';
 import { ensureLocalServices, MissingPrerequisite } from '../local-services.ts';
@@ -65,6 +66,16 @@ export interface StartOptions {
   workersReady?: () => boolean;
 }
 
+/**
+ * How far (in percent) V8 lets the edge's old generation grow past what its last full collection
+ * kept before collecting again. The edge allocates fast and keeps little (its caches): V8's
+ * default, tuned for throughput, let it grow to three or four times its live data, and an edge
+ * under full load held 280 MB where 170 MB serve the same rate (`npm run bench`). Set before the
+ * start-up collections, from which the first limit is worked out. Not in the processors: their
+ * batches cost more CPU under it.
+ */
+const EDGE_HEAP_GROWING_PERCENT = 20;
+
 export async function startChorus({
   role,
   env = process.env,
@@ -72,6 +83,8 @@ export async function startChorus({
   localServices = true,
   workersReady = () => true,
 }: StartOptions): Promise<Chorus> {
+  const servesEdge = role === 'all' || role === 'edge';
+  if (servesEdge) setFlagsFromString(`--heap-growing-percent=${EDGE_HEAP_GROWING_PERCENT}`);
   const config = loadConfig(env);
   const errorTracking = config.errorTracking
     ? await startErrorTracking(config.errorTracking, VERSION)
@@ -127,7 +140,6 @@ export async function startChorus({
     // Readiness of this process: PostgreSQL; Redis where the edge uses it; Kafka, and every consumer
     // this process runs (a crashed one is restarted, and the process is not ready until it runs).
     const consumers: RunningConsumer[] = [];
-    const servesEdge = role === 'all' || role === 'edge';
     const readiness = watchReadiness({
       main_database: () => orm.isConnected(),
       cache_database: () => (servesEdge ? redisAnswers(redis) : Promise.resolve(true)),

@@ -165,9 +165,13 @@ async function writeResponse(
     throw error;
   }
 
+  // The survey's own id strings, not the request's: the entry may live for 200,000 more requests.
   ctx.responses.set(
     responseId,
-    statusOf({ environmentId, surveyId: survey.id, finished, data: body.data }, survey.quotas),
+    statusOf(
+      { environmentId: survey.environmentId, surveyId: survey.id, finished, data: body.data },
+      survey.quotas,
+    ),
   );
   if (body.displayId) ctx.displays.set(body.displayId, { surveyId: survey.id, linked: true, responseId });
   if (identity) ctx.recent.recordResponse(identity.contactId, survey.id);
