@@ -241,3 +241,27 @@ test('HTTP_SERVER picks uWS where it loads by default, can force uws or node, an
       error.problems.some((p) => p === 'HTTP_SERVER: must be one of auto, uws, node (got "express")'),
   );
 });
+
+test('bookkeeping tables keep their rows 15 days (event claims), 30 days (settled deliveries) and 24 hours past expiry (OAuth attempts) by default', () => {
+  assert.deepEqual(loadConfig({}).retention, {
+    eventClaimsSeconds: 15 * 86_400,
+    deliveriesSeconds: 30 * 86_400,
+    oauthAttemptsSeconds: 24 * 3600,
+  });
+  assert.equal(loadConfig({ RETENTION_EVENT_CLAIMS_DAYS: '9' }).retention.eventClaimsSeconds, 9 * 86_400);
+});
+
+test('an event claims window shorter than a redelivery can reach is refused, saying how long it must be', () => {
+  const refused = (env: NodeJS.ProcessEnv, expected: string) =>
+    assert.throws(
+      () => loadConfig(env),
+      (error: unknown) =>
+        error instanceof ConfigError &&
+        error.problems.some((p) => p.startsWith(`RETENTION_EVENT_CLAIMS_DAYS: must be at least ${expected}`)),
+    );
+  // 7 days of topic retention + 1 day of idempotency window + 1 hour parked: 9 days.
+  refused({ RETENTION_EVENT_CLAIMS_DAYS: '8' }, '9 days');
+  // A week of idempotency window: 7 + 7 days + 1 hour.
+  refused({ RETENTION_EVENT_CLAIMS_DAYS: '14', IDEMPOTENCY_WINDOW_S: String(7 * 86_400) }, '15 days');
+  assert.doesNotThrow(() => loadConfig({ IDEMPOTENCY_WINDOW_S: String(7 * 86_400) }));
+});

@@ -174,6 +174,34 @@ export class MissingTopicsError extends Error {
   }
 }
 
+/**
+ * The longest time any of `topics` keeps a message (`retention.ms`, the topic's own or the
+ * cluster's default), in seconds; Infinity when one keeps them for ever (-1). How long a message
+ * can still be read again, by a consumer group reset to the earliest offset.
+ */
+export async function longestRetentionSeconds(kafka: Kafka, topics: readonly string[]): Promise<number> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const { resources } = await admin.describeConfigs({
+      includeSynonyms: false,
+      resources: topics.map((name) => ({
+        type: kafkajs.ConfigResourceTypes.TOPIC,
+        name,
+        configNames: ['retention.ms'],
+      })),
+    });
+    const values = resources
+      .flatMap((r) => r.configEntries)
+      .filter((e) => e.configName === 'retention.ms')
+      .map((e) => Number(e.configValue));
+    if (values.length < topics.length) throw new Error(`no retention.ms for some of ${topics.join(', ')}`);
+    return values.some((ms) => ms < 0) ? Infinity : Math.max(...values) / 1000;
+  } finally {
+    await admin.disconnect();
+  }
+}
+
 /** True for the errors of the Kafka client (a broker that does not answer, a refused request). */
 export function isKafkaError(error: unknown): boolean {
   // The error classes are not among the module's named exports when it is imported as ESM.

@@ -164,6 +164,26 @@ export function createMetrics() {
       labelNames: ['outcome', 'store'],
       ...register,
     }),
+    bookkeeping: {
+      rows: new Gauge({
+        name: 'chorus_bookkeeping_table_rows',
+        help: "Rows of a bookkeeping table (PostgreSQL's estimate as of its last vacuum or analyze), by table; measured by each processor every minute",
+        labelNames: ['table'],
+        ...register,
+      }),
+      bytes: new Gauge({
+        name: 'chorus_bookkeeping_table_bytes',
+        help: 'Bytes a bookkeeping table takes with its indexes and TOAST, by table; measured with chorus_bookkeeping_table_rows',
+        labelNames: ['table'],
+        ...register,
+      }),
+      pruned: new Counter({
+        name: 'chorus_bookkeeping_rows_pruned_total',
+        help: 'Rows of a bookkeeping table deleted because they were older than its retention window, by table',
+        labelNames: ['table'],
+        ...register,
+      }),
+    },
     deliveries: new Counter({
       name: 'chorus_deliveries_total',
       help: 'Delivery attempts to Slack and Notion, by integration provider and outcome',

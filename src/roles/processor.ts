@@ -1,8 +1,9 @@
 // Composition of the processor role: one consumer group per input topic (with the parked commands
-// of the processors that park), and the relay of the facts the store's triggers write.
+// of the processors that park), the relay of the facts the store's triggers write, and the pruner of
+// the bookkeeping tables.
 import type { Named } from '../events/envelope.ts';
-import type { Config } from '../config.ts';
-import { consumerGroupsFor, type Kafka, type Topics } from '../kafka/kafka.ts';
+import { DEFAULT_TOPIC_RETENTION_SECONDS, type Config } from '../config.ts';
+import { consumerGroupsFor, longestRetentionSeconds, type Kafka, type Topics } from '../kafka/kafka.ts';
 import type { Output, Outputs } from '../kafka/outputs.ts';
 import { runConsumer, type RunningConsumer } from '../kafka/consumer.ts';
 import type { Logger } from '../logger.ts';
@@ -15,6 +16,7 @@ import { contactProcessor } from '../processors/contacts/contact-processor.ts';
 import { startFactRelay } from '../pipeline/fact-relay.ts';
 import { startParking } from '../pipeline/parking.ts';
 import type { Polling } from '../pipeline/polling.ts';
+import { pruningWindows, startPruning } from '../pipeline/pruning.ts';
 
 export interface ProcessorRoleDeps {
   config: Config;
@@ -75,6 +77,10 @@ export async function startProcessors(deps: ProcessorRoleDeps): Promise<RunningP
     consume('contacts', contactProcessor),
   ]);
   background.push(startFactRelay({ orm, outputs, logger }));
+  const windows = pruningWindows(config, await commandRetentionSeconds(kafka, topics, logger));
+  if (windows.applied_events === undefined)
+    logger.warn('the command topics keep messages for ever: applied event ids are never pruned');
+  background.push(startPruning({ orm, windows, metrics, logger }));
   return {
     consumers,
     async stop() {
@@ -82,4 +88,20 @@ export async function startProcessors(deps: ProcessorRoleDeps): Promise<RunningP
       await Promise.all(background.map((b) => b.stop()));
     },
   };
+}
+
+/**
+ * How long the command topics keep messages, as the brokers say; Kafka's default when they cannot
+ * tell (the configuration's floor assumes it), with a warning.
+ */
+async function commandRetentionSeconds(kafka: Kafka, topics: Topics, logger: Logger): Promise<number> {
+  try {
+    return await longestRetentionSeconds(kafka, [topics.responses, topics.displays, topics.contacts]);
+  } catch (err) {
+    logger.warn(
+      { err },
+      "cannot read the command topics' retention.ms; pruning assumes Kafka's default of 7 days",
+    );
+    return DEFAULT_TOPIC_RETENTION_SECONDS;
+  }
 }

@@ -286,7 +286,7 @@ export const ContactTombstone = defineEntity({
   properties: {
     contactId: p.string().primary(),
     environmentId: p.string(),
-    deletedAt: p.datetime(),
+    deletedAt: p.datetime().index(),
   },
 });
 export type ContactTombstone = InferEntity<typeof ContactTombstone>;
@@ -366,7 +366,11 @@ export const Delivery = defineEntity({
   name: 'Delivery',
   tableName: 'deliveries',
   uniques: [{ properties: ['responseId', 'link'] }, { properties: ['webhook', 'eventId'] }],
-  indexes: [{ properties: ['status', 'nextAttemptAt'] }, { properties: ['integrationId', 'id'] }],
+  indexes: [
+    { properties: ['status', 'nextAttemptAt'] },
+    { properties: ['integrationId', 'id'] },
+    { properties: ['status', 'updatedAt'] },
+  ],
   properties: {
     id: p.string().primary(),
     responseId: p.string(),

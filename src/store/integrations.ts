@@ -151,13 +151,11 @@ export async function recordOAuthAttempt(
   em: EntityManager,
   input: { id: string; ticketHash: string; environmentId: string; provider: Provider; expiresAt: Date },
 ): Promise<void> {
-  const fork = em.fork();
-  // Attempts are only useful for minutes; older ones go as new ones come.
-  await fork.execute(`delete from oauth_attempts where expires_at < now() - interval '1 day'`);
-  await fork.execute(
-    `insert into oauth_attempts (id, ticket_hash, environment_id, provider, expires_at) values (?, ?, ?, ?, ?)`,
-    [input.id, input.ticketHash, input.environmentId, input.provider, input.expiresAt],
-  );
+  // Attempts are only useful for minutes; the pruner forgets expired ones (store/pruning.ts).
+  const sql = `insert into oauth_attempts (id, ticket_hash, environment_id, provider, expires_at) values (?, ?, ?, ?, ?)`;
+  await em
+    .fork()
+    .execute(sql, [input.id, input.ticketHash, input.environmentId, input.provider, input.expiresAt]);
 }
 
 /** Redeems a connect ticket (once, before it expires): the attempt, now bound to the nonce hash. */

@@ -16,6 +16,7 @@ import { Migration20261126010000_order_by_clock } from './Migration2026112601000
 import { Migration20261127000000_webhooks } from './Migration20261127000000_webhooks.ts';
 import { Migration20261127010000_refused_responses } from './Migration20261127010000_refused_responses.ts';
 import { Migration20261128000000_segments } from './Migration20261128000000_segments.ts';
+import { Migration20261129000000_pruning } from './Migration20261129000000_pruning.ts';
 
 export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261122000000_foundation', class: Migration20261122000000_foundation },
@@ -43,4 +44,5 @@ export const migrationsList: MigrationObject[] = [
     class: Migration20261127010000_refused_responses,
   },
   { name: 'Migration20261128000000_segments', class: Migration20261128000000_segments },
+  { name: 'Migration20261129000000_pruning', class: Migration20261129000000_pruning },
 ];
