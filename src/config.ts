@@ -447,31 +447,30 @@ export const VARIABLES = {
       'serves about a tenth more writes per second.',
   },
   // Bookkeeping tables (docs/operations.md#bookkeeping-tables): how long their rows are kept. The
-  // floors are checked in loadConfig against what can still reach a processor (redeliveryFloorSeconds).
+  // processors keep the event claims longer when a command can still reach them later (pipeline/pruning.ts).
   RETENTION_EVENT_CLAIMS_DAYS: {
-    schema: Type.Integer({ default: 15, minimum: 1, maximum: 3650 }),
+    schema: Type.Number({ default: 15, exclusiveMinimum: 0, maximum: 3650 }),
     meaning:
       'Days the processors remember an applied command (`applied_events`), a refused response create ' +
-      '(`refused_responses`) and a deleted contact (`contact_tombstones`); older rows are pruned. It ' +
-      "must outlast any redelivery of a command: at least 7 days (the brokers' default topic " +
-      'retention) + `IDEMPOTENCY_WINDOW_S` + `PROCESSOR_PARKED_TTL_SECONDS`, rounded up to whole days ' +
-      '(9 with the defaults; a shorter value is refused at start). Where the command topics keep ' +
-      'messages longer, the processors read their `retention.ms` and keep the rows that much longer. ' +
-      'See [Operations](operations.md#bookkeeping-tables).',
+      '(`refused_responses`) and a deleted contact (`contact_tombstones`); older rows are pruned. Never ' +
+      "shorter than a command can be delivered again: the command topics' `retention.ms` (read from " +
+      'the brokers at start; 7 days by default) + `IDEMPOTENCY_WINDOW_S` + `PROCESSOR_PARKED_TTL_SECONDS` ' +
+      '(9 days with the defaults). A shorter value is raised to that, and the log says so. Fractions ' +
+      'are allowed (`0.01` is about 14 minutes). See [Operations](operations.md#bookkeeping-tables).',
   },
   RETENTION_DELIVERIES_DAYS: {
-    schema: Type.Integer({ default: 30, minimum: 1, maximum: 3650 }),
+    schema: Type.Number({ default: 30, exclusiveMinimum: 0, maximum: 3650 }),
     meaning:
       'Days a delivered or failed delivery (Slack, Notion, webhook) is kept after it was settled, for ' +
       '`chorus deliveries replay` and the deliveries list; older ones are pruned. Pending and ' +
-      'in-flight deliveries are never pruned, however old. See ' +
+      'in-flight deliveries are never pruned, however old. Fractions are allowed. See ' +
       '[Operations](operations.md#bookkeeping-tables).',
   },
   RETENTION_OAUTH_ATTEMPTS_HOURS: {
-    schema: Type.Integer({ default: 24, minimum: 1, maximum: 8760 }),
+    schema: Type.Number({ default: 24, exclusiveMinimum: 0, maximum: 8760 }),
     meaning:
       'Hours an OAuth connection attempt (`oauth_attempts`) is kept after it expired (an attempt ' +
-      'expires within minutes and is refused after that); older ones are pruned.',
+      'expires within minutes and is refused after that); older ones are pruned. Fractions are allowed.',
   },
 } satisfies Record<string, Variable>;
 
@@ -523,7 +522,7 @@ export interface Config {
   readonly processor: { readonly concurrency: number; readonly parkedTtlSeconds: number };
   /** How long the bookkeeping tables keep their rows, in seconds (pipeline/pruning.ts). */
   readonly retention: {
-    /** applied_events, refused_responses, contact_tombstones: at least redeliveryFloorSeconds. */
+    /** applied_events, refused_responses, contact_tombstones, as configured (pipeline/pruning.ts raises it). */
     readonly eventClaimsSeconds: number;
     /** Settled (delivered, failed) deliveries, counted from their last change. */
     readonly deliveriesSeconds: number;
@@ -624,8 +623,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   oneOf('HTTP_SERVER', HTTP_SERVERS);
   const e = parsed as Env;
-  if (problems.length === 0)
-    problems.push(...integrationProblems(e), ...storageProblems(e), ...retentionProblems(e));
+  if (problems.length === 0) problems.push(...integrationProblems(e), ...storageProblems(e));
   const allowedNetworks = parseNetworks(e.WEBHOOK_ALLOWED_NETWORKS ?? '');
   if (typeof allowedNetworks === 'string') problems.push(`WEBHOOK_ALLOWED_NETWORKS: ${allowedNetworks}`);
   const attributes = keyValueList(e.OTEL_RESOURCE_ATTRIBUTES);
@@ -666,9 +664,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     processor: { concurrency: e.PROCESSOR_CONCURRENCY, parkedTtlSeconds: e.PROCESSOR_PARKED_TTL_SECONDS },
     retention: {
-      eventClaimsSeconds: e.RETENTION_EVENT_CLAIMS_DAYS * DAY_SECONDS,
-      deliveriesSeconds: e.RETENTION_DELIVERIES_DAYS * DAY_SECONDS,
-      oauthAttemptsSeconds: e.RETENTION_OAUTH_ATTEMPTS_HOURS * 3600,
+      eventClaimsSeconds: Math.round(e.RETENTION_EVENT_CLAIMS_DAYS * DAY_SECONDS),
+      deliveriesSeconds: Math.round(e.RETENTION_DELIVERIES_DAYS * DAY_SECONDS),
+      oauthAttemptsSeconds: Math.round(e.RETENTION_OAUTH_ATTEMPTS_HOURS * 3600),
     },
     metrics: {
       enabled: e.PROMETHEUS_ENABLED === '1' || e.PROMETHEUS_ENABLED === 'true',
@@ -775,37 +773,6 @@ function storageProblems(e: Env): string[] {
 const DAY_SECONDS = 86_400;
 /** Kafka's default `log.retention.hours` (168): what the command topics keep unless a cluster says otherwise. */
 export const DEFAULT_TOPIC_RETENTION_SECONDS = 7 * DAY_SECONDS;
-
-/**
- * How long after a command was applied it can still reach a processor: a copy may sit in its topic
- * for the topic's retention (a consumer group reset to the earliest offset, or a group whose offsets
- * expired, reads it all again); an `Idempotency-Key` retry writes the same command (same event id,
- * same time) again up to IDEMPOTENCY_WINDOW_S after the first attempt; and a parked command is
- * applied up to PROCESSOR_PARKED_TTL_SECONDS after it was consumed. A claim, a refusal or a
- * tombstone forgotten sooner could let a redelivered command be applied twice, or bring a deleted
- * contact back.
- */
-export function redeliveryFloorSeconds(
-  topicRetentionSeconds: number,
-  settings: { idempotencyWindowSeconds: number; parkedTtlSeconds: number },
-): number {
-  return topicRetentionSeconds + settings.idempotencyWindowSeconds + settings.parkedTtlSeconds;
-}
-
-/** The event claims may not be forgotten before a redelivery can reach them (with Kafka's default retention). */
-function retentionProblems(e: Env): string[] {
-  const floor = redeliveryFloorSeconds(DEFAULT_TOPIC_RETENTION_SECONDS, {
-    idempotencyWindowSeconds: e.IDEMPOTENCY_WINDOW_S,
-    parkedTtlSeconds: e.PROCESSOR_PARKED_TTL_SECONDS,
-  });
-  const floorDays = Math.ceil(floor / DAY_SECONDS);
-  if (e.RETENTION_EVENT_CLAIMS_DAYS >= floorDays) return [];
-  return [
-    `RETENTION_EVENT_CLAIMS_DAYS: must be at least ${floorDays} days, as long as a command can be ` +
-      `delivered again (7 days of topic retention + IDEMPOTENCY_WINDOW_S + PROCESSOR_PARKED_TTL_SECONDS) ` +
-      `(got ${e.RETENTION_EVENT_CLAIMS_DAYS})`,
-  ];
-}
 
 /** `key1=value1,key2=value2` (values percent-encoded, as the OpenTelemetry specification says). */
 function keyValueList(list: string | undefined): Record<string, string> {

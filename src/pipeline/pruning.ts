@@ -8,7 +8,6 @@
 // (store/pruning.ts), so no second lock service has to agree with it; a process that finds the
 // lock taken waits for its next round. Every process measures the tables' sizes for its metrics.
 import type { Config } from '../config.ts';
-import { redeliveryFloorSeconds } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { Orm } from '../store/orm.ts';
@@ -26,9 +25,9 @@ const MEASURE_EVERY_MS = 60_000;
 export type PruningWindows = Readonly<Record<PrunedTable, number | undefined>>;
 
 /**
- * The windows of the configuration, with the event claims kept at least as long as the command
- * topics let a command come again (`topicRetentionSeconds`, read from the brokers: a cluster may
- * keep messages longer than the 7 days the configuration's floor assumes; Infinity keeps them).
+ * The windows of the configuration, with the event claims kept at least as long as a command can
+ * come again (`topicRetentionSeconds`: the command topics' retention as the brokers say; Infinity
+ * keeps them for ever).
  */
 export function pruningWindows(
   config: Pick<Config, 'retention' | 'processor' | 'http'>,
@@ -46,6 +45,22 @@ export function pruningWindows(
     deliveries: config.retention.deliveriesSeconds,
     oauth_attempts: config.retention.oauthAttemptsSeconds,
   };
+}
+
+/**
+ * How long after a command was applied it can still reach a processor: a copy may sit in its topic
+ * for the topic's retention (a consumer group reset to the earliest offset, or a group whose offsets
+ * expired, reads it all again); an `Idempotency-Key` retry writes the same command (same event id,
+ * same time) again up to IDEMPOTENCY_WINDOW_S after the first attempt; and a parked command is
+ * applied up to PROCESSOR_PARKED_TTL_SECONDS after it was consumed. A claim, a refusal or a
+ * tombstone forgotten sooner could let a redelivered command be applied twice, or bring a deleted
+ * contact back.
+ */
+function redeliveryFloorSeconds(
+  topicRetentionSeconds: number,
+  settings: { idempotencyWindowSeconds: number; parkedTtlSeconds: number },
+): number {
+  return topicRetentionSeconds + settings.idempotencyWindowSeconds + settings.parkedTtlSeconds;
 }
 
 export function startPruning(deps: {

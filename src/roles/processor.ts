@@ -80,6 +80,11 @@ export async function startProcessors(deps: ProcessorRoleDeps): Promise<RunningP
   const windows = pruningWindows(config, await commandRetentionSeconds(kafka, topics, logger));
   if (windows.applied_events === undefined)
     logger.warn('the command topics keep messages for ever: applied event ids are never pruned');
+  else if (windows.applied_events > config.retention.eventClaimsSeconds)
+    logger.info(
+      { days: +(windows.applied_events / 86_400).toFixed(2) },
+      'applied event ids are kept longer than RETENTION_EVENT_CLAIMS_DAYS: as long as a command can be delivered again',
+    );
   background.push(startPruning({ orm, windows, metrics, logger }));
   return {
     consumers,
@@ -92,7 +97,7 @@ export async function startProcessors(deps: ProcessorRoleDeps): Promise<RunningP
 
 /**
  * How long the command topics keep messages, as the brokers say; Kafka's default when they cannot
- * tell (the configuration's floor assumes it), with a warning.
+ * tell, with a warning.
  */
 async function commandRetentionSeconds(kafka: Kafka, topics: Topics, logger: Logger): Promise<number> {
   try {
