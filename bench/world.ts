@@ -13,6 +13,10 @@ import { UNIQUE } from './wrk.ts';
 export interface ResponseBenchWorld {
   world: TestWorld;
   orm: Orm;
+  environmentId: string;
+  /** A `manage` key of the environment (for the management API). */
+  apiKey: string;
+  surveyId: string;
   /** The client path of POST /responses in the bench's environment. */
   path: string;
   /** A realistic finished response to the bench's survey, which the edge validates in full. */
@@ -47,7 +51,10 @@ export async function prepareResponseBench(logger: Logger): Promise<ResponseBenc
   };
   try {
     await migrate(orm);
-    const { environmentId } = await createEnvironment(orm.em.fork(), { plan: 'enterprise', name: 'bench' });
+    const { environmentId, apiKey } = await createEnvironment(orm.em.fork(), {
+      plan: 'enterprise',
+      name: 'bench',
+    });
     const survey = await createSurvey(orm.em.fork(), {
       environmentId,
       status: 'inProgress',
@@ -59,6 +66,9 @@ export async function prepareResponseBench(logger: Logger): Promise<ResponseBenc
     return {
       world,
       orm,
+      environmentId,
+      apiKey,
+      surveyId: survey.id,
       path: `/api/v1/client/${environmentId}/responses`,
       body: JSON.stringify({
         surveyId: survey.id,

@@ -260,7 +260,9 @@ export const VARIABLES = {
   },
   DELIVERY_POLL_MS: {
     schema: Type.Integer({ default: 500, minimum: 10, maximum: 60_000 }),
-    meaning: 'Pause between two rounds of the deliverer (10–60000). A round sends up to 20 due deliveries.',
+    meaning:
+      'Pause between two rounds of the deliverer (10–60000) once a round found fewer than 20 due ' +
+      'deliveries; after a full round the next one starts at once.',
   },
   DELIVERY_MAX_ATTEMPTS: {
     schema: Type.Integer({ default: 18, minimum: 1, maximum: 100 }),

@@ -1,4 +1,4 @@
-// Sends pending deliveries, on a timer, a few at a time.
+// Sends pending deliveries, BATCH at a time: round after round while rounds are full, then on a timer.
 //
 // Exactly one message or page per response and link: a delivery is claimed by switching it to
 // `sending` in its own committed statement (SKIP LOCKED, so several workers share the queue) before
@@ -64,7 +64,7 @@ export interface RunningDeliverer {
 export function startDeliverer(deps: DelivererDeps): RunningDeliverer {
   const log = deps.logger.child({ component: 'deliverer' });
   let stopped = false;
-  let running: Promise<number> | undefined;
+  let running: Promise<void> | undefined;
   let timer: NodeJS.Timeout | undefined;
 
   const runOnce = async (): Promise<number> => {
@@ -81,9 +81,11 @@ export function startDeliverer(deps: DelivererDeps): RunningDeliverer {
         log.warn({ err }, 'delivery round failed; trying again');
         return 0;
       })
-      .finally(() => {
+      .then((claimed) => {
         running = undefined;
-        if (!stopped) timer = setTimeout(tick, deps.pollMs);
+        // A full round leaves more due: the next one goes at once, so the queue drains at the
+        // speed of the receivers, not at BATCH per poll.
+        if (!stopped) timer = setTimeout(tick, claimed === BATCH ? 0 : deps.pollMs);
       });
   };
   timer = setTimeout(tick, 0);

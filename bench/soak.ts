@@ -1,0 +1,338 @@
+// `npm run soak`: the whole service (`chorus start`, every role) at half its maximum rate for half
+// an hour, with the traffic of a widget — a display, a partial response, its update that finishes
+// it, and an identify of a returning or new visitor for every fourth visit — and one webhook
+// receiving every finished response. Every SOAK_REPORT_MINUTES it prints each role's RSS, each
+// consumer group's lag, and the rows and disk size of every table. The bookkeeping tables get
+// short windows (topics that keep 10 minutes, RETENTION_* set low), so that they must level off
+// during the run.
+//
+// Pass: RSS and lag flat (the largest of the last 10 minutes' samples within 10 % of the largest of
+// the first 10 after the warm-up; a lag below 1,000 counts as flat), the bookkeeping tables flat
+// once past their window (the last 10 minutes within 10 %), and nothing lost: every accepted
+// display, response, update and finished response is stored and every finish reached the webhook.
+//
+// Settings: SOAK_MINUTES (30), SOAK_WARMUP_MINUTES (2), SOAK_REPORT_MINUTES (5), SOAK_RATE
+// (requests/s; unset: half of what wrk reaches on response creates, measured first).
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import kafkajs from 'kafkajs';
+import Type from 'typebox';
+import { loadConfig } from '../src/config.ts';
+import { consumerGroupsFor, createKafka, ensureTopics, topicsFor } from '../src/kafka/kafka.ts';
+import { describeGroups, withAdmin } from '../src/kafka/groups.ts';
+import { createLogger } from '../src/logger.ts';
+import { freePort } from '../test/helpers/local-kafka.ts';
+import { readOr, rolesOf, startChorusProcess } from './processes.ts';
+import { loadSettings, LogLevel } from './settings.ts';
+import { prepareResponseBench } from './world.ts';
+import { runWrk } from './wrk.ts';
+
+const Settings = Type.Object({
+  SOAK_MINUTES: Type.Number({ default: 30, minimum: 1 }),
+  SOAK_WARMUP_MINUTES: Type.Number({ default: 2, minimum: 0 }),
+  SOAK_REPORT_MINUTES: Type.Number({ default: 5, exclusiveMinimum: 0 }),
+  SOAK_RATE: Type.Optional(Type.Number({ minimum: 1 })),
+  BENCH_LOG_LEVEL: LogLevel,
+});
+/** How long the soak's topics keep messages: the event claims' window follows it (pipeline/pruning.ts). */
+const TOPIC_RETENTION_MS = 10 * 60_000;
+/** Requests per visit: display, create, update, and an identify every fourth visit. */
+const REQUESTS_PER_VISIT = 3.25;
+/** Returning visitors are drawn from this many user ids; one identify in ten is a new visitor. */
+const KNOWN_USERS = 20_000;
+const BOOKKEEPING = [
+  'applied_events',
+  'refused_responses',
+  'contact_tombstones',
+  'deliveries',
+  'oauth_attempts',
+];
+
+const settings = loadSettings(Settings);
+const logger = createLogger(settings.BENCH_LOG_LEVEL, process.stderr);
+const bench = await prepareResponseBench(logger);
+const env: NodeJS.ProcessEnv = {
+  ...bench.world.env,
+  RETENTION_EVENT_CLAIMS_DAYS: '0.001', // raised to the topics' 10 minutes + the two below
+  IDEMPOTENCY_WINDOW_S: '60',
+  PROCESSOR_PARKED_TTL_SECONDS: '60',
+  RETENTION_DELIVERIES_DAYS: String(5 / (24 * 60)),
+  WEBHOOK_ALLOWED_NETWORKS: '127.0.0.1/32',
+};
+const config = loadConfig(env);
+const kafka = createKafka(config.kafka, logger);
+const topics = topicsFor(config.kafka.topicPrefix);
+await ensureTopics(kafka, topics, config.kafka.partitions);
+await withAdmin(kafka, (admin) =>
+  admin.alterConfigs({
+    validateOnly: false,
+    resources: Object.values(topics).map((name) => ({
+      type: kafkajs.ConfigResourceTypes.TOPIC,
+      name,
+      configEntries: [{ name: 'retention.ms', value: String(TOPIC_RETENTION_MS) }],
+    })),
+  }),
+);
+
+const receiver = await startReceiver();
+const port = await freePort();
+const chorus = startChorusProcess('all', env, port);
+let failed = false;
+try {
+  await chorus.ready(180_000);
+  const base = `http://127.0.0.1:${port}`;
+  const webhook = await fetch(`${base}/api/v1/webhooks`, {
+    method: 'POST',
+    headers: { 'x-api-key': bench.apiKey, 'content-type': 'application/json' },
+    body: JSON.stringify({ url: receiver.url, triggers: ['responseFinished'], surveyIds: [] }),
+  });
+  if (webhook.status !== 200 && webhook.status !== 201)
+    throw new Error(`webhook not created: ${webhook.status} ${await webhook.text()}`);
+
+  const rate =
+    settings.SOAK_RATE ??
+    Math.round(
+      (await runWrk({ url: `${base}${bench.path}`, body: bench.body, connections: 64, durationS: 10 }))!
+        .requestsPerSecond / 2,
+    );
+  console.log(
+    `soak: ${settings.SOAK_MINUTES} min at ${rate} requests/s after ${settings.SOAK_WARMUP_MINUTES} min of warm-up`,
+  );
+  const baseline = await storedCounts();
+  const load = startVisits(base, rate / REQUESTS_PER_VISIT);
+  const samples: Sample[] = [];
+  const startedAt = Date.now();
+  const warmupMs = settings.SOAK_WARMUP_MINUTES * 60_000;
+  const endAt = startedAt + warmupMs + settings.SOAK_MINUTES * 60_000;
+  for (let next = startedAt + warmupMs; next <= endAt; next += settings.SOAK_REPORT_MINUTES * 60_000) {
+    await sleep(next - Date.now());
+    const sample = await takeSample((Date.now() - startedAt - warmupMs) / 60_000, load.counts);
+    samples.push(sample);
+    printSample(sample);
+  }
+  await load.stop();
+  console.log('load stopped; waiting for the pipeline to store everything…');
+  const lost = await waitForEverything(load.counts, baseline);
+  failed = !judge(samples, lost);
+} catch (error) {
+  logger.fatal({ err: error }, 'soak failed');
+  failed = true;
+} finally {
+  await chorus.stop();
+  receiver.close();
+  await bench.stop();
+}
+process.exit(failed ? 1 : 0);
+
+interface Counts {
+  displays: number;
+  creates: number;
+  updates: number;
+  identifies: number;
+  refused: number;
+  errors: number;
+}
+
+interface Sample {
+  minute: number;
+  rss: Record<string, number>;
+  lag: Record<string, number>;
+  tables: { table: string; rows: number; bytes: number }[];
+  counts: Counts;
+}
+
+/** Visits at `perSecond`, each a display, a partial response and its finishing update. */
+function startVisits(base: string, perSecond: number) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 128 });
+  const counts: Counts = { displays: 0, creates: 0, updates: 0, identifies: 0, refused: 0, errors: 0 };
+  const client = `${base}/api/v1/client/${bench.environmentId}`;
+  let visits = 0;
+  let running = 0;
+  const visit = async (n: number) => {
+    running++;
+    try {
+      const display = await post('POST', `${client}/displays`, { surveyId: bench.surveyId });
+      if (!display) return;
+      counts.displays++;
+      const created = await post('POST', `${client}/responses`, {
+        surveyId: bench.surveyId,
+        displayId: display,
+        finished: false,
+        data: { q1: `visit ${n}` },
+        ttc: { q1: 2.5 },
+      });
+      if (!created) return;
+      counts.creates++;
+      if (await post('PUT', `${client}/responses/${created}`, { finished: true, data: { q2: 4 } }))
+        counts.updates++;
+      if (n % 4 === 0) {
+        const user = n % 40 === 0 ? `new-${n}` : `user-${n % KNOWN_USERS}`;
+        const body = { userId: user, attributes: { plan: n % 3 === 0 ? 'pro' : 'free' } };
+        if (await post('POST', `${base}/api/v2/client/${bench.environmentId}/user`, body))
+          counts.identifies++;
+      }
+    } finally {
+      running--;
+    }
+  };
+  /** The id of what was created (`ok` when none), undefined when refused or failed. */
+  const post = (method: string, url: string, body: unknown) =>
+    new Promise<string | undefined>((resolve) => {
+      const request = http.request(url, { method, agent, headers: { 'content-type': 'application/json' } });
+      request.on('response', (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (c: Buffer) => chunks.push(c));
+        response.on('end', () => {
+          if (response.statusCode !== 200) {
+            counts.refused++;
+            return resolve(undefined);
+          }
+          const text = Buffer.concat(chunks).toString();
+          resolve((JSON.parse(text) as { data?: { id?: string } }).data?.id ?? 'ok');
+        });
+      });
+      request.on('error', () => {
+        counts.errors++;
+        resolve(undefined);
+      });
+      request.end(JSON.stringify(body));
+    });
+  const started = Date.now();
+  const timer = setInterval(() => {
+    const due = Math.floor(((Date.now() - started) / 1000) * perSecond);
+    while (visits < due) void visit(visits++);
+  }, 10);
+  return {
+    counts,
+    stop: async () => {
+      clearInterval(timer);
+      while (running > 0) await sleep(100);
+      agent.destroy();
+    },
+  };
+}
+
+async function takeSample(minute: number, counts: Counts): Promise<Sample> {
+  const rss: Record<string, number> = {};
+  for (const [pid, role] of rolesOf(chorus.pid)) {
+    const kb = /VmRSS:\s+(\d+) kB/.exec(readOr(`/proc/${pid}/status`))?.[1];
+    if (kb) rss[role] = Number(kb) * 1024;
+  }
+  const groups = Object.values(consumerGroupsFor(config.kafka.groupPrefix, topics));
+  const lag = Object.fromEntries(
+    (await withAdmin(kafka, (admin) => describeGroups(admin, groups))).map((g) => [g.groupId, g.totalLag]),
+  );
+  const db = bench.orm.em.getConnection();
+  const tables = await db.execute<{ table: string; bytes: string }[]>(
+    `select relname as table, pg_total_relation_size(oid) as bytes from pg_class
+     where relnamespace = current_schema()::regnamespace and relkind = 'r' order by relname`,
+  );
+  const withRows = [];
+  for (const { table, bytes } of tables) {
+    const [row] = await db.execute<{ n: string }[]>(`select count(*) as n from "${table}"`);
+    withRows.push({ table, rows: Number(row!.n), bytes: Number(bytes) });
+  }
+  return { minute, rss, lag, tables: withRows, counts: { ...counts } };
+}
+
+function printSample(s: Sample): void {
+  const mib = (b: number) => `${(b / 2 ** 20).toFixed(0)} MiB`;
+  console.log(`\n— minute ${s.minute.toFixed(1)}: ${JSON.stringify(s.counts)}`);
+  console.log(
+    `  RSS: ${Object.entries(s.rss)
+      .map(([r, b]) => `${r} ${mib(b)}`)
+      .join(', ')}`,
+  );
+  console.log(
+    `  lag: ${Object.entries(s.lag)
+      .map(([g, l]) => `${g} ${l}`)
+      .join(', ')}`,
+  );
+  for (const t of s.tables.filter((t) => t.rows > 0 || t.bytes > 65_536))
+    console.log(`  ${t.table.padEnd(26)} ${String(t.rows).padStart(10)} rows ${mib(t.bytes).padStart(9)}`);
+}
+
+async function storedCounts() {
+  const [row] = await bench.orm.em
+    .getConnection()
+    .execute<{ displays: string; responses: string; finished: string }[]>(
+      `select (select count(*) from displays) as displays, (select count(*) from responses) as responses,
+            (select count(*) from responses where finished) as finished`,
+    );
+  return {
+    displays: Number(row!.displays),
+    responses: Number(row!.responses),
+    finished: Number(row!.finished),
+  };
+}
+
+/** What was accepted and is not stored (or not delivered to the webhook) once the pipeline drained. */
+async function waitForEverything(counts: Counts, before: Awaited<ReturnType<typeof storedCounts>>) {
+  const missing = async () => {
+    const now = await storedCounts();
+    return {
+      displays: counts.displays - (now.displays - before.displays),
+      responses: counts.creates - (now.responses - before.responses),
+      finished: counts.updates - (now.finished - before.finished),
+      webhook: counts.updates - receiver.finished.size,
+    };
+  };
+  const deadline = Date.now() + 5 * 60_000;
+  let left = await missing();
+  while (Object.values(left).some((n) => n > 0) && Date.now() < deadline) {
+    await sleep(2_000);
+    left = await missing();
+  }
+  return left;
+}
+
+function judge(samples: Sample[], lost: Record<string, number>): boolean {
+  const first = samples.filter((s) => s.minute <= 10);
+  const last = samples.filter((s) => s.minute >= samples.at(-1)!.minute - 10);
+  const peak = (of: Sample[], read: (s: Sample) => number) => Math.max(...of.map(read));
+  const verdicts: [string, boolean][] = [];
+  for (const role of Object.keys(samples[0]!.rss)) {
+    const [a, b] = [peak(first, (s) => s.rss[role] ?? 0), peak(last, (s) => s.rss[role] ?? 0)];
+    verdicts.push([
+      `RSS ${role}: ${(a / 2 ** 20).toFixed(0)} → ${(b / 2 ** 20).toFixed(0)} MiB`,
+      b <= a * 1.1,
+    ]);
+  }
+  for (const group of Object.keys(samples[0]!.lag)) {
+    const [a, b] = [peak(first, (s) => s.lag[group] ?? 0), peak(last, (s) => s.lag[group] ?? 0)];
+    verdicts.push([`lag ${group}: ${a} → ${b}`, b <= Math.max(a * 1.1, 1_000)]);
+  }
+  for (const table of BOOKKEEPING) {
+    const rows = last.map((s) => s.tables.find((t) => t.table === table)?.rows ?? 0);
+    const [low, high] = [Math.min(...rows), Math.max(...rows)];
+    verdicts.push([`${table}, last 10 min: ${low}–${high} rows`, high <= Math.max(low * 1.1, 100)]);
+  }
+  verdicts.push([`lost after the drain: ${JSON.stringify(lost)}`, Object.values(lost).every((n) => n <= 0)]);
+  console.log('\nverdict:');
+  for (const [line, ok] of verdicts) console.log(`  ${ok ? 'ok  ' : 'FAIL'} ${line}`);
+  return verdicts.every(([, ok]) => ok);
+}
+
+/** The webhook's receiver: the ids of the finished responses it was sent. */
+async function startReceiver() {
+  const finished = new Set<string>();
+  const server = http.createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (c: Buffer) => chunks.push(c));
+    request.on('end', () => {
+      const body = JSON.parse(Buffer.concat(chunks).toString()) as { data?: { id?: string } };
+      if (body.data?.id) finished.add(body.data.id);
+      response.writeHead(200).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/soak`,
+    finished,
+    close: () => server.close(),
+  };
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
+}
