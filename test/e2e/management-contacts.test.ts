@@ -176,6 +176,38 @@ describe('management API: contacts and attribute keys', () => {
     });
   });
 
+  test('an attribute written through the management API is not overwritten by an identify accepted before it and applied after it', async () => {
+    const userId = 'hedy';
+    const contactId = contactIdFor(env, userId);
+    // An identify the widget sent a moment ago, still on its way (its clock: when an edge accepted it).
+    const acceptedEarlier = contactIdentified({
+      environmentId: env,
+      userId,
+      attributes: { plan: 'free', email: 'hedy@example.com' },
+      clock: Date.now() * 1000 - 1_000_000,
+    });
+    const written = await api('POST', `/api/v1/environments/${env}/contacts`, {
+      userId,
+      attributes: { plan: 'enterprise' },
+    });
+    assert.equal(written.status, 200);
+    await waitFor(async () => (await readContact(contactId)).status === 200, { what: 'hedy' });
+
+    const { topics, publisher } = kafkaWriter(app.world.env);
+    await publisher.publish({
+      topic: topics.contacts,
+      key: contactKey(env, userId),
+      value: JSON.stringify(acceptedEarlier),
+    });
+    await publisher.close();
+    await waitFor(async () => (await em().count(AppliedEvent, { eventId: acceptedEarlier.eventId })) === 1, {
+      what: 'the earlier identify to be applied',
+    });
+    const contact = (await readContact(contactId)).body as { data: { attributes: Record<string, string> } };
+    assert.equal(contact.data.attributes.plan, 'enterprise', 'the later management write holds');
+    assert.equal(contact.data.attributes.email, 'hedy@example.com', 'what it did not write is taken');
+  });
+
   test('deleting a contact removes the deliveries of its responses, and a finish still in flight for it makes none', async () => {
     // A survey linked to an integration: each finished response becomes a delivery. No deliverer
     // sends them here (no encryption key), so they stay where the response processor put them.
