@@ -17,7 +17,7 @@
 #
 # Needs root, debootstrap (`apt-get install debootstrap`), unshare and chroot (util-linux,
 # coreutils) and a Debian mirror: $DEBIAN_MIRROR, else the one apt uses here, else deb.debian.org.
-# The first run downloads about 40 MB and takes about a minute; later ones start at once.
+# The first run downloads about 30 MB and takes about a minute; later ones start at once.
 set -eu
 
 if [ $# -lt 2 ]; then

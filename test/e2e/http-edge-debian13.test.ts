@@ -4,7 +4,7 @@
 // what the uWS build for Node 22 and 24 needs (2.38+), so there the edge must serve through uWS,
 // never through the node:http fallback. Under CI it installs debootstrap (apt-get) if missing.
 // Skipped, saying why, without root, debootstrap or the npm registry's `node` package. The root is kept in .local/debian13/: the first run makes it
-// (a minute, about 40 MB from the Debian mirror), later runs start at once.
+// (a minute, about 30 MB from the Debian mirror), later runs start at once.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
