@@ -3,7 +3,12 @@
 #   docker run … ghcr.io/chorus/chorus:0.1.0 migrate
 # Kafka, PostgreSQL and Redis are not in the image: set KAFKA_BROKERS, DATABASE_URL and REDIS_URL
 # (docs/configuration.md). deploy/k8s runs it on Kubernetes.
-ARG NODE_IMAGE=node:20-bookworm-slim
+# Node 24, an LTS line (supported to April 2028; Node 20's support ended on 2026-04-30), on Debian 13
+# (trixie): its glibc 2.41 is what the uWebSockets.js build for Node 22 and 24 needs (2.38 or newer;
+# src/edge/http/uws-builds.ts). On Debian 12 (bookworm, glibc 2.36) no uWS build loads on Node 22 or
+# 24 and the edge would serve through the slower node:http. test/e2e/http-edge-debian13.test.ts runs
+# the edge's HTTP tests on this Node in a Debian 13 root, without a container engine.
+ARG NODE_IMAGE=node:24-trixie-slim
 
 # ---- build: the compiler and the sources, for dist/ only ----
 FROM ${NODE_IMAGE} AS build
@@ -21,15 +26,21 @@ FROM ${NODE_IMAGE} AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./
-# uWebSockets.js ships a native binary for every platform and Node ABI (~90 MB): keep this one's.
-# Were it missing, uWS would fall back to a slow JavaScript server with only a warning.
+# Each uWebSockets.js build ships a native binary for every platform and Node ABI (~110 MB each;
+# the @trufflesuite one has copies of its Linux ones in dist/): keep this Node's, in whichever build
+# has it (on Node 24, the optional @btc-vision one only).
 RUN npm ci --omit=dev --ignore-scripts \
  && keep="uws_$(node -p 'process.platform + "_" + process.arch + "_" + process.versions.modules').node" \
- && test -f "node_modules/uWebSockets.js/binaries/$keep" \
- && find node_modules/uWebSockets.js/binaries -name 'uws_*.node' ! -name "$keep" -delete \
+ && find node_modules/uWebSockets.js node_modules/@btc-vision/uwebsockets.js \
+      -name 'uws_*.node' ! -name "$keep" -delete \
  && npm cache clean --force
 # bin/chorus.js runs dist/ (dist/.built marks it complete) when there are no sources beside it.
 COPY --from=build /app/dist ./dist
+# The build fails where no uWS build loads (a base with an older glibc, a binary deleted above),
+# rather than an edge serving through node:http with only a warning at start.
+RUN node -e "import('./dist/edge/http/uws-builds.js').then(({ loadUws }) => { \
+      const build = loadUws(); if (!build.loaded) throw new Error('no uWebSockets.js build loads on ' + build.missing); \
+      console.log('the edge serves HTTP through ' + build.name); })"
 COPY bin ./bin
 # The base image's unprivileged `node` user, by number so that Kubernetes' runAsNonRoot can check it.
 # Nothing is written below /app at run time.

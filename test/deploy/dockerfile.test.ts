@@ -41,10 +41,11 @@ describe('the Dockerfile', () => {
   const stages = stagesOf(dockerfile);
   const [build, runtime] = stages;
 
-  test('builds in one stage and runs the compiled JavaScript in another, on Node 20', () => {
+  test('builds in one stage and runs the compiled JavaScript in another, on Node 24 and Debian 13', () => {
     assert.equal(stages.length, 2);
     assert.equal(build!.name, 'build');
-    assert.match(dockerfile, /^ARG NODE_IMAGE=node:20[\w.-]*$/m);
+    // An LTS line, on a glibc (2.41) that the uWS build for it needs (http-edge-debian13.test.ts).
+    assert.match(dockerfile, /^ARG NODE_IMAGE=node:24-trixie-slim$/m);
     for (const stage of stages) assert.equal(stage.from, '${NODE_IMAGE}');
     assert.ok(build!.instructions.includes('RUN npm ci --ignore-scripts'));
     assert.ok(build!.instructions.includes('RUN npm run build'));
@@ -59,6 +60,15 @@ describe('the Dockerfile', () => {
     assert.ok(steps.some((s) => /^COPY package\.json /.test(s)));
     assert.ok(!steps.some((s) => /^COPY .*\bsrc\b/.test(s)), 'no TypeScript in the runtime image');
     assert.ok(steps.includes('ENV NODE_ENV=production'));
+  });
+
+  test('the runtime stage keeps one uWS binary, and its build fails where no uWS build loads', () => {
+    const steps = runtime!.instructions;
+    const install = steps.find((s) => s.startsWith('RUN npm ci --omit=dev'))!;
+    assert.match(install, /find node_modules\/uWebSockets\.js node_modules\/@btc-vision\/uwebsockets\.js\s/);
+    const check = steps.findIndex((s) => s.includes("import('./dist/edge/http/uws-builds.js')"));
+    assert.ok(check > steps.indexOf('COPY --from=build /app/dist ./dist'), 'after dist/ is copied');
+    assert.match(steps[check]!, /if \(!build\.loaded\) throw/);
   });
 
   test('runs as a numeric non-root user, with the CLI as entrypoint and a health check', () => {

@@ -2,11 +2,14 @@
 // uploads cut off halfway, a body shorter than its Content-Length, many hang-ups at once. The
 // server must survive each, never treat a cut-off body as complete, and answer the next request.
 // One suite for both adapters (HTTP_SERVER): http-edge-uws.test.ts and http-edge-node.test.ts run
-// it; where their parsers differ (what uWS closes unanswered, Node answers 400), each has its test.
+// it; where their parsers differ (what uWS closes unanswered, Node answers 400), each has its test,
+// and so has each uWS build (uws-builds.ts): 20.30 closes unanswered what its parser refuses, 20.57
+// answers it itself. http-edge-debian13.test.ts runs the uWS one on the image's Node and Debian 13.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
+import { loadUws } from '../../src/edge/http/uws-builds.ts';
 import { Response } from '../../src/store/entities.ts';
 import { call, startTestChorus, type RunningChorus } from '../helpers/chorus.ts';
 import { storedResponse } from '../helpers/store.ts';
@@ -22,6 +25,11 @@ export function httpEdgeSuite(server: 'uws' | 'node', skip: string | false = fal
 }
 
 function httpEdgeTests(server: 'uws' | 'node'): void {
+  const build = server === 'uws' ? loadUws() : undefined;
+  /** What the edge must say serves it: node:http, or the uWS build that loads here. */
+  const adapter = server === 'node' ? 'node:http' : build?.loaded ? build.name : 'no uWS build';
+  /** `20.30` or `20.57` (the builds' names end in their versions); undefined over node:http. */
+  const uwsVersion = server === 'uws' ? /@(\d+\.\d+)\.\d+[^@]*$/.exec(adapter)?.[1] : undefined;
   let app: RunningChorus;
   let port: number;
   let environmentId: string;
@@ -45,6 +53,11 @@ function httpEdgeTests(server: 'uws' | 'node'): void {
     `POST ${base} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\n` +
     `Content-Length: ${contentLength}\r\n\r\n`;
   const cutOffBody = (n: number) => JSON.stringify({ surveyId: cutOffSurveyId, finished: true, data: { n } });
+
+  test(`the edge serves through ${adapter}`, (t) => {
+    t.diagnostic(`served by ${app.chorus.httpAdapter} on Node ${process.versions.node}`);
+    assert.equal(app.chorus.httpAdapter, adapter);
+  });
 
   /** A normal request is answered, acknowledged and stored (the processor is still running). */
   async function assertServesNormally(what: string): Promise<void> {
@@ -181,7 +194,8 @@ function httpEdgeTests(server: 'uws' | 'node'): void {
       assert.equal(reply.status, 400, target);
       assert.equal(JSON.parse(reply.body).code, 'bad_request', target);
     }
-    const long = `/api/v1/${'a'.repeat(8000)}`;
+    // uWS 20.57 answers a head over 4 KiB 431 itself (uws2057ParserTests).
+    const long = `/api/v1/${'a'.repeat(uwsVersion === '20.57' ? 4000 : 8000)}`;
     const reply = await rawRequest(port, `GET ${long} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
     assert.equal(reply.status, 404);
     assert.equal(JSON.parse(reply.body).code, 'not_found');
@@ -303,7 +317,7 @@ function httpEdgeTests(server: 'uws' | 'node'): void {
       );
       // Without its end, the answer would wait for uWS's idle timeout (10 s) and arrive cut off.
       assert.ok(Date.now() - started < 5000, `${expect || 'no Expect'}: ${Date.now() - started} ms`);
-      // uWS 20.30 writes `100 Continue` itself before any handler runs (docs/api.md); over
+      // uWS (20.30 and 20.57) writes `100 Continue` itself before any handler runs (docs/api.md); over
       // node:http the edge answers the head alone, and the client need not send the body.
       if (expect && server === 'uws')
         assert.match(received, /^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 413 /);
@@ -354,10 +368,11 @@ function httpEdgeTests(server: 'uws' | 'node'): void {
     });
   }
 
-  if (server === 'uws') uwsParserTests();
-  else nodeParserTests();
+  if (server === 'node') nodeParserTests();
+  else if (uwsVersion === '20.30') uws2030ParserTests();
+  else uws2057ParserTests();
 
-  function uwsParserTests() {
+  function uws2030ParserTests() {
     test('what uWS refuses in its parser: the connection is closed at once, with no answer', async () => {
       const pipelined = JSON.stringify({ surveyId, finished: false, data: { pipelined: true } });
       // See "HTTP/1.1 at the edge" in docs/api.md: these never reach Chorus.
@@ -389,6 +404,94 @@ function httpEdgeTests(server: 'uws' | 'node'): void {
       ];
       const replies = await Promise.all(cases.map((data) => exchange(port, data, 'wait', 30_000)));
       assert.deepEqual(replies, ['', '', '', '']);
+    });
+  }
+
+  function uws2057ParserTests() {
+    test('what uWS 20.57 refuses in its parser it answers itself (400, 431, 505, an HTML page), closing the connection at once', async () => {
+      const fields = (n: number) => Array.from({ length: n }, (_, i) => `X-Field-${i}: v\r\n`).join('');
+      // See "HTTP/1.1 at the edge" in docs/api.md: these never reach Chorus.
+      const cases: [string, string, number][] = [
+        [
+          'Content-Length and Transfer-Encoding',
+          `${head(3).replace('\r\n\r\n', '\r\nTransfer-Encoding: chunked\r\n\r\n')}0\r\n\r\n`,
+          400,
+        ],
+        [
+          'a chunk size that is not hex',
+          `${head(0).replace('Content-Length: 0', 'Transfer-Encoding: chunked')}zz\r\n{}\r\n0\r\n\r\n`,
+          400,
+        ],
+        ['HTTP/1.1 without Host', 'GET /health HTTP/1.1\r\n\r\n', 400],
+        ['a folded header line', 'GET /health HTTP/1.1\r\nHost: x\r\nX-A: a\r\n b\r\n\r\n', 400],
+        ['a NUL in a header value', 'GET /health HTTP/1.1\r\nHost: x\r\nX-A: a\u0000b\r\n\r\n', 400],
+        ['a header line without a colon', 'GET /health HTTP/1.1\r\nHost: x\r\nNoColonHere\r\n\r\n', 400],
+        ['99 header fields', `GET /health HTTP/1.1\r\nHost: x\r\n${fields(98)}\r\n`, 431],
+        [
+          'a head over 4 KiB (an 8,000-character URL)',
+          `GET /api/v1/${'a'.repeat(8000)} HTTP/1.1\r\nHost: x\r\n\r\n`,
+          431,
+        ],
+        [
+          'a 96 KiB header',
+          `GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(96 * 1024)}\r\n\r\n`,
+          431,
+        ],
+        ['HTTP/1.0', 'GET /health HTTP/1.0\r\nHost: x\r\n\r\n', 505],
+        ['bare LF line ends', 'GET /health HTTP/1.1\nHost: x\n\n', 505],
+        ['an absolute-form target', 'GET http://x/health HTTP/1.1\r\nHost: x\r\n\r\n', 505],
+      ];
+      for (const [what, data, status] of cases) {
+        const started = Date.now();
+        const reply = await rawRequest(port, data);
+        assert.equal(reply.status, status, what);
+        assert.match(reply.body, /^<h1>/, `${what}: uWS's page, not Chorus's error shape`);
+        assert.ok(Date.now() - started < 5000, `${what}: closed after ${Date.now() - started} ms`);
+      }
+      await assertServesNormally('connections uWS answered itself');
+    });
+
+    test('uWS 20.57 passes unknown methods to Chorus (405) and serves 60 header fields; a request pipelined behind a write still closes the connection unanswered', async () => {
+      const close = 'Connection: close\r\n';
+      for (const [request, allow] of [
+        [`PROPFIND ${base} HTTP/1.1\r\nHost: x\r\n${close}\r\n`, 'POST, OPTIONS'],
+        [`get /health HTTP/1.1\r\nHost: x\r\n${close}\r\n`, 'GET, HEAD'],
+      ] as const) {
+        const reply = await rawRequest(port, request);
+        assert.equal(reply.status, 405, request);
+        assert.equal(JSON.parse(reply.body).code, 'method_not_allowed');
+        assert.equal(reply.headers.allow, allow);
+      }
+      const fields = Array.from({ length: 60 }, (_, i) => `X-Field-${i}: v\r\n`).join('');
+      assert.equal(
+        (await rawRequest(port, `GET /health HTTP/1.1\r\nHost: x\r\n${fields}${close}\r\n`)).status,
+        200,
+      );
+
+      // A write waits for Kafka; uWS closes a connection whose next request arrives meanwhile.
+      const pipelined = JSON.stringify({ surveyId, finished: false, data: { pipelined: true } });
+      const started = Date.now();
+      const reply = await exchange(
+        port,
+        `${head(pipelined.length)}${pipelined}GET /health HTTP/1.1\r\nHost: x\r\n\r\n`,
+        'wait',
+      );
+      assert.equal(reply, '');
+      assert.ok(Date.now() - started < 5000, `closed after ${Date.now() - started} ms`);
+      await assertServesNormally('a request pipelined behind a write');
+    });
+
+    test('what uWS 20.57 cannot parse (no version, garbage) or a head that never ends is closed unanswered by its idle timeout, after about 30 s', async () => {
+      const started = Date.now();
+      const replies = await Promise.all(
+        ['GET /health\r\nHost: x\r\n\r\n', 'hello\r\n\r\n', 'GET /health HTTP/1.1\r\nHost: x\r\n'].map(
+          (data) => exchange(port, data, 'wait', 50_000),
+        ),
+      );
+      assert.deepEqual(replies, ['', '', '']);
+      // uWS 20.30 closes after 10 s; 20.57 waits three times as long (uSockets ticks every 4 s).
+      const elapsed = Date.now() - started;
+      assert.ok(elapsed >= 25_000 && elapsed < 45_000, `closed after ${elapsed} ms`);
     });
   }
 
