@@ -17,6 +17,7 @@ import { startFactRelay } from '../pipeline/fact-relay.ts';
 import { startParking } from '../pipeline/parking.ts';
 import type { Polling } from '../pipeline/polling.ts';
 import { pruningWindows, startPruning } from '../pipeline/pruning.ts';
+import { autovacuumRuns } from '../store/pruning.ts';
 
 export interface ProcessorRoleDeps {
   config: Config;
@@ -84,6 +85,10 @@ export async function startProcessors(deps: ProcessorRoleDeps): Promise<RunningP
     logger.info(
       { days: +(windows.applied_events / 86_400).toFixed(2) },
       'applied event ids are kept longer than RETENTION_EVENT_CLAIMS_DAYS: as long as a command can be delivered again',
+    );
+  if (!(await autovacuumRuns(orm.em)))
+    logger.warn(
+      "PostgreSQL's autovacuum is off: the space of pruned and updated rows is never reused, so the bookkeeping tables' disk grows; turn it on (autovacuum = on)",
     );
   background.push(startPruning({ orm, windows, metrics, logger }));
   return {

@@ -87,3 +87,17 @@ export async function bookkeepingSizes(em: EntityManager): Promise<TableSize[]> 
   );
   return rows.map((r) => ({ table: r.table, rows: Number(r.rows), bytes: Number(r.bytes) }));
 }
+
+/**
+ * Whether PostgreSQL's autovacuum runs. Without it the space of pruned (and updated) rows is never
+ * reused, so the bookkeeping tables' disk grows however many rows they keep, and the row estimates
+ * above stay as old as the last manual VACUUM or ANALYZE.
+ */
+export async function autovacuumRuns(em: EntityManager): Promise<boolean> {
+  const [row] = await query<{ setting: string }>(
+    em.fork(),
+    `select current_setting('autovacuum') as setting`,
+    [],
+  );
+  return row?.setting === 'on';
+}
