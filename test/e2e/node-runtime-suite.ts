@@ -50,7 +50,7 @@ export function nodeRuntimeSuite(major: number): void {
       const run = await runNode(node.path, UNIT_TEST_ARGS, UNIT_TESTS_MS);
       assert.match(run.output, /^# pass [1-9]/m, 'the unit tests ran');
       t.diagnostic(`unit tests on Node ${node.version}: ${((Date.now() - started) / 1000).toFixed(1)} s`);
-      assert.equal(run.code, 0, `exit ${run.code}:\n${run.output.slice(-4000)}`);
+      assert.equal(run.code, 0, `exit ${run.code}:\n${failures(run.output) || run.output.slice(-4000)}`);
     });
 
     test(
@@ -142,4 +142,12 @@ function runNode(
       resolve({ code, output });
     });
   });
+}
+
+/** The failed tests of a TAP report, each with the lines that say why (its YAML block). */
+function failures(tap: string): string {
+  const lines = tap.split('\n');
+  return lines
+    .flatMap((line, i) => (/^\s*not ok /.test(line) ? [lines.slice(i, i + 30).join('\n')] : []))
+    .join('\n');
 }
