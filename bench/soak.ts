@@ -22,6 +22,7 @@ import { loadConfig } from '../src/config.ts';
 import { consumerGroupsFor, createKafka, ensureTopics, topicsFor } from '../src/kafka/kafka.ts';
 import { describeGroups, withAdmin } from '../src/kafka/groups.ts';
 import { createLogger } from '../src/logger.ts';
+import { PRUNED_TABLES } from '../src/store/pruning.ts';
 import { freePort } from '../test/helpers/local-kafka.ts';
 import { readOr, rolesOf, startChorusProcess } from './processes.ts';
 import { loadSettings, LogLevel } from './settings.ts';
@@ -44,13 +45,8 @@ const REQUESTS_PER_VISIT = 3.25;
 const KNOWN_USERS = 20_000;
 /** Visits running at once beyond which a due visit is skipped (a service that fell behind). */
 const MAX_IN_FLIGHT = 1_000;
-const BOOKKEEPING = [
-  'applied_events',
-  'refused_responses',
-  'contact_tombstones',
-  'deliveries',
-  'oauth_attempts',
-];
+/** The bookkeeping tables pruned past a window: they must level off. */
+const BOOKKEEPING = Object.keys(PRUNED_TABLES);
 
 const settings = loadSettings(Settings);
 const logger = createLogger(settings.BENCH_LOG_LEVEL, process.stderr);
