@@ -7,10 +7,10 @@
 // (a minute, about 30 MB from the Debian mirror), later runs start at once.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { nodeRuntime } from '../helpers/node-runtime.ts';
+import { nodeRuntime, runBounded } from '../helpers/node-runtime.ts';
 import { root } from '../test-files.ts';
 
 /**
@@ -64,19 +64,26 @@ test(
     const { major, debian } = imageBase();
     assert.equal(debian, 'trixie', 'the image runs on Debian 13, as this test does');
     const missing = unavailable();
+    // Skipped only where the root cannot be made (not root, no debootstrap): the reason is printed.
     if (missing) return t.skip(missing);
     const node = await nodeRuntime(major);
+    // Skipped only where the npm registry's `node` package cannot be fetched, saying so.
     if ('unavailable' in node) return t.skip(node.unavailable);
 
     const started = Date.now();
-    const run = await runInRoot(node.path, [
-      'node',
-      '--import',
-      'tsx',
-      '--test',
-      '--test-reporter=tap',
-      'test/e2e/http-edge-uws.test.ts',
-    ]);
+    const run = await runBounded(
+      path.join(root, 'test/deploy/debian13-root.sh'),
+      [
+        node.path,
+        'node',
+        '--import',
+        'tsx',
+        '--test',
+        '--test-reporter=tap',
+        'test/e2e/http-edge-uws.test.ts',
+      ],
+      RUN_MS,
+    );
     t.diagnostic(`in the Debian 13 root: ${((Date.now() - started) / 1000).toFixed(1)} s`);
     for (const line of run.output.split('\n').filter((l) => /made the Debian 13 root|served by/.test(l)))
       t.diagnostic(line.replace(/^\s*#\s*/, ''));
@@ -88,28 +95,3 @@ test(
     assert.match(served[1]!, /^@btc-vision\/uwebsockets\.js@/, 'the uWS build for Node 22+ and glibc 2.38+');
   },
 );
-
-/** test/deploy/debian13-root.sh `node` `command…`; past RUN_MS its whole process group is killed. */
-function runInRoot(node: string, command: string[]): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve, reject) => {
-    // Without NODE_TEST_CONTEXT, which would make the `node --test` inside report to this runner.
-    const { NODE_TEST_CONTEXT: _, ...env } = process.env;
-    const child = spawn(path.join(root, 'test/deploy/debian13-root.sh'), [node, ...command], {
-      cwd: root,
-      env,
-      detached: true,
-    });
-    let output = '';
-    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-    const timer = setTimeout(() => {
-      output += `\n[killed after ${RUN_MS / 1000} s]`;
-      process.kill(-child.pid!, 'SIGKILL');
-    }, RUN_MS);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, output });
-    });
-  });
-}

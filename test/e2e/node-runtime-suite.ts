@@ -8,7 +8,6 @@
 // Skipped, saying why, when the runtime cannot be fetched (no registry).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { createLogger } from '../../src/logger.ts';
 import { createEnvironment } from '../../src/store/environments.ts';
 import { openStore } from '../../src/store/orm.ts';
@@ -16,9 +15,8 @@ import { prepareStore } from '../../src/store/prepare.ts';
 import { createSurvey } from '../../src/store/surveys.ts';
 import { call } from '../helpers/chorus.ts';
 import { createTestWorld } from '../helpers/env.ts';
-import { nodeRuntime, type NodeRuntime } from '../helpers/node-runtime.ts';
+import { nodeRuntime, runBounded, type NodeRuntime } from '../helpers/node-runtime.ts';
 import { startChorusProcess } from '../helpers/process.ts';
-import { root } from '../test-files.ts';
 
 /**
  * Each step is bounded, and all of them within the runner's 180 s per file (with the fetch's 45 s):
@@ -47,7 +45,7 @@ export function nodeRuntimeSuite(major: number): void {
       const node = await runtime();
       if ('unavailable' in node) return t.skip(node.unavailable);
       const started = Date.now();
-      const run = await runNode(node.path, UNIT_TEST_ARGS, UNIT_TESTS_MS);
+      const run = await runBounded(node.path, UNIT_TEST_ARGS, UNIT_TESTS_MS);
       assert.match(run.output, /^# pass [1-9]/m, 'the unit tests ran');
       t.diagnostic(`unit tests on Node ${node.version}: ${((Date.now() - started) / 1000).toFixed(1)} s`);
       assert.equal(run.code, 0, `exit ${run.code}:\n${failures(run.output) || run.output.slice(-4000)}`);
@@ -116,31 +114,6 @@ export function nodeRuntimeSuite(major: number): void {
         }
       },
     );
-  });
-}
-
-/** Runs `node args…` in the project; past `timeoutMs` its whole process group is killed. */
-function runNode(
-  node: string,
-  args: string[],
-  timeoutMs: number,
-): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve, reject) => {
-    // Without NODE_TEST_CONTEXT, which would make a `node --test` below report to this runner.
-    const { NODE_TEST_CONTEXT: _, ...env } = process.env;
-    const child = spawn(node, args, { cwd: root, env, detached: true });
-    let output = '';
-    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-    const timer = setTimeout(() => {
-      output += `\n[killed after ${timeoutMs / 1000} s]`;
-      process.kill(-child.pid!, 'SIGKILL');
-    }, timeoutMs);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, output });
-    });
   });
 }
 

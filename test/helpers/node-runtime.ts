@@ -1,6 +1,6 @@
 // Another Node line to run Chorus on, without a system install: the npm registry's `node` package
 // (npx caches it after the first fetch).
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -45,4 +45,32 @@ function withoutProjectNpmSettings(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
       ([name]) => !drop.has(name) && !name.startsWith('npm_package_') && !name.startsWith('npm_lifecycle_'),
     ),
   );
+}
+
+/**
+ * Runs `command args…` in the project and collects its output; past `timeoutMs` its whole process
+ * group is killed. Without NODE_TEST_CONTEXT, which would make a `node --test` it runs report to
+ * this test runner instead of printing its own report.
+ */
+export function runBounded(
+  command: string,
+  args: string[],
+  timeoutMs: number,
+): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve, reject) => {
+    const { NODE_TEST_CONTEXT: _, ...env } = process.env;
+    const child = spawn(command, args, { cwd: root, env, detached: true });
+    let output = '';
+    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+    const timer = setTimeout(() => {
+      output += `\n[killed after ${timeoutMs / 1000} s]`;
+      process.kill(-child.pid!, 'SIGKILL');
+    }, timeoutMs);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, output });
+    });
+  });
 }
