@@ -7,6 +7,21 @@ export const ID_PATTERN = '^[a-z0-9][a-z0-9_]{0,63}$';
 const ID_REGEX = new RegExp(ID_PATTERN);
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
+const DIGITS = Array.from(ALPHABET, (char) => char.charCodeAt(0));
+const UNDERSCORE = 0x5f;
+
+/**
+ * The character codes of `<prefix>_` followed by `digits` codes to fill in. An id is made from its
+ * codes in one call, as one flat string: built with `+=`, it would be a tree of 16 or so partial
+ * strings, about 270 bytes of heap instead of 44, and the edge's caches hold hundreds of thousands
+ * of ids for minutes.
+ */
+function charCodes(prefix: string, digits: number): number[] {
+  const codes = new Array<number>(prefix.length + 1 + digits);
+  for (let i = 0; i < prefix.length; i++) codes[i] = prefix.charCodeAt(i);
+  codes[prefix.length] = UNDERSCORE;
+  return codes;
+}
 
 export type IdPrefix =
   | 'org'
@@ -31,15 +46,14 @@ let pool = randomBytes(4096);
 let poolOffset = 0;
 
 export function newId(prefix: IdPrefix, now: number = Date.now()): string {
-  let time = '';
-  for (let t = now, i = 0; i < 10; i++, t = Math.floor(t / 32)) time = ALPHABET[t % 32]! + time;
   if (poolOffset + 16 > pool.length) {
     pool = randomBytes(4096);
     poolOffset = 0;
   }
-  let tail = '';
-  for (let i = 0; i < 16; i++) tail += ALPHABET[pool[poolOffset++]! % 32]!;
-  return `${prefix}_${time}${tail}`;
+  const codes = charCodes(prefix, 26);
+  for (let t = now, i = 10; i > 0; i--, t = Math.floor(t / 32)) codes[prefix.length + i] = DIGITS[t % 32]!;
+  for (let i = 11; i <= 26; i++) codes[prefix.length + i] = DIGITS[pool[poolOffset++]! % 32]!;
+  return String.fromCharCode(...codes);
 }
 
 export function isId(value: string): boolean {
@@ -53,7 +67,7 @@ export function isId(value: string): boolean {
  */
 export function contactIdFor(environmentId: string, userId: string): string {
   const digest = createHash('sha256').update(`${environmentId}\u0000${userId}`).digest();
-  let id = 'ctc_';
-  for (let i = 0; i < 26; i++) id += ALPHABET[digest[i]! % 32]!;
-  return id;
+  const codes = charCodes('ctc', 26);
+  for (let i = 1; i <= 26; i++) codes[3 + i] = DIGITS[digest[i - 1]! % 32]!;
+  return String.fromCharCode(...codes);
 }
