@@ -36,6 +36,8 @@ const LAYERS = words({
   events: PURE,
   surveys: `${PURE} events`,
   responses: `${PURE} events surveys`,
+  // Survey summaries: what a response adds to its survey's summary, and the summary from the sums.
+  summaries: `${PURE} events surveys responses`,
   contacts: PURE,
   // Segments: filter trees, their validation and evaluation (pure, like the other domains).
   segments: PURE,
@@ -43,19 +45,19 @@ const LAYERS = words({
   // redaction rules), so it takes the logger's types only (TYPES_ONLY).
   observability: `${PURE} config`,
   kafka: `${PURE} config logger events observability`,
-  store: `${PURE} config logger events surveys responses segments observability`,
+  store: `${PURE} config logger events surveys responses segments summaries observability`,
   // The stages. The consumer framework knows no processor; processors reach Kafka only through it;
   // integrations run downstream of the processors without importing them; the edge publishes
   // commands and reads the store, and knows the providers for the OAuth routes.
   pipeline: `${PURE} config logger kafka store events observability`,
-  processors: `${PURE} config logger pipeline store events surveys responses contacts segments observability`,
+  processors: `${PURE} config logger pipeline store events surveys responses contacts segments summaries observability`,
   integrations: `${PURE} config logger redis pipeline kafka store events surveys responses observability`,
-  edge: `${PURE} config logger redis kafka store events surveys responses contacts segments integrations observability`,
+  edge: `${PURE} config logger redis kafka store events surveys responses contacts segments summaries integrations observability`,
   // `chorus tap`: a reader of the topics for people, beside the pipeline.
   tap: `${PURE} config logger kafka events`,
   // Composition roots: everything but the CLI. Nothing but the CLI imports them.
   roles: `${PURE} config logger redis local-services edge pipeline processors integrations kafka store
-    events surveys responses contacts segments observability`,
+    events surveys responses contacts segments summaries observability`,
   // Root modules.
   config: '',
   errors: '',
@@ -68,7 +70,7 @@ const LAYERS = words({
   // Looks at what `chorus start` needs (the servers through their wrappers) without starting any.
   doctor: 'config logger redis store kafka child-output local-services',
   cli: `${PURE} config logger redis local-services doctor roles edge pipeline processors integrations kafka store
-    events surveys responses contacts segments observability tap`,
+    events surveys responses contacts segments summaries observability tap`,
 });
 
 /** Imports let through as types only (they are erased at run time). */

@@ -12,7 +12,8 @@
 // once past their window (the last 10 minutes within 10 %), and nothing lost: every accepted
 // display, response, update and finished response is stored and every finish reached the webhook.
 //
-// Settings: SOAK_MINUTES (30), SOAK_WARMUP_MINUTES (40), SOAK_REPORT_MINUTES (5), SOAK_RATE
+// Settings: SOAK_MINUTES (30), SOAK_WARMUP_MINUTES (until the edge's caches are full, at least
+// 10), SOAK_REPORT_MINUTES (5), SOAK_RATE
 // (requests/s; unset: half of what the service completes of the same visits sent back to back on
 // 64 connections for 20 s, measured first).
 import http from 'node:http';
@@ -24,6 +25,7 @@ import { consumerGroupsFor, createKafka, ensureTopics, topicsFor } from '../src/
 import { describeGroups, withAdmin } from '../src/kafka/groups.ts';
 import { createLogger } from '../src/logger.ts';
 import { PRUNED_TABLES } from '../src/store/pruning.ts';
+import { RESPONSE_STATUSES_KEPT } from '../src/roles/edge.ts';
 import { freePort } from '../test/helpers/local-kafka.ts';
 import { readOr, rolesOf, startChorusProcess } from './processes.ts';
 import { loadSettings, LogLevel } from './settings.ts';
@@ -31,10 +33,9 @@ import { prepareResponseBench } from './world.ts';
 
 const Settings = Type.Object({
   SOAK_MINUTES: Type.Number({ default: 30, minimum: 1 }),
-  // The edge's caches reach their bounds first: at this machine's soak rate, about 100 new
-  // responses/s, its 200,000 response statuses take some 33 minutes, and then swing between half
-  // and all of that.
-  SOAK_WARMUP_MINUTES: Type.Number({ default: 40, minimum: 0 }),
+  // Unset: until the edge's response statuses reached their bound at the soak's rate (then they
+  // swing between half and all of it), and at least 10 minutes.
+  SOAK_WARMUP_MINUTES: Type.Optional(Type.Number({ minimum: 0 })),
   SOAK_REPORT_MINUTES: Type.Number({ default: 5, exclusiveMinimum: 0 }),
   SOAK_RATE: Type.Optional(Type.Number({ minimum: 1 })),
   BENCH_LOG_LEVEL: LogLevel,
@@ -98,13 +99,16 @@ try {
   const visitor = startVisitor(base);
   // Half of what the service completes of this very traffic, visits back to back on 64 connections.
   const rate = settings.SOAK_RATE ?? Math.round((await visitor.closedLoop(64, 20_000)) / 2);
+  const warmupMinutes =
+    settings.SOAK_WARMUP_MINUTES ??
+    Math.max(10, Math.ceil((RESPONSE_STATUSES_KEPT / (rate / REQUESTS_PER_VISIT) / 60) * 1.05));
   console.log(
-    `soak: ${settings.SOAK_MINUTES} min at ${rate} requests/s after ${settings.SOAK_WARMUP_MINUTES} min of warm-up`,
+    `soak: ${settings.SOAK_MINUTES} min at ${rate} requests/s after ${warmupMinutes} min of warm-up`,
   );
   const load = visitor.paced(rate / REQUESTS_PER_VISIT);
   const samples: Sample[] = [];
   const startedAt = Date.now();
-  const warmupMs = settings.SOAK_WARMUP_MINUTES * 60_000;
+  const warmupMs = warmupMinutes * 60_000;
   const minuteNow = () => (Date.now() - startedAt - warmupMs) / 60_000;
   const rssSamples: RssSample[] = [];
   const rssSampler = setInterval(

@@ -14,6 +14,7 @@ import type { Idempotency } from './client/idempotency.ts';
 import type { ManagementContext } from './management/context.ts';
 import { managementResponseRoutes } from './management/responses.ts';
 import { managementSurveyRoutes } from './management/surveys.ts';
+import { surveySummaryRoute } from './management/survey-summary.ts';
 import { managementSegmentRoutes } from './management/segments.ts';
 import { managementContactRoutes } from './management/contacts.ts';
 import { managementAttributeKeyRoutes } from './management/attribute-keys.ts';
@@ -53,6 +54,7 @@ export function edgeRoutes(ctx: RouteContexts, version: string): Route[] {
       ...clientEnvironmentRoutes(ctx.environmentStates),
       ...managementResponseRoutes(ctx.management),
       ...managementSurveyRoutes(ctx.management),
+      surveySummaryRoute(ctx.management),
       ...managementSegmentRoutes(ctx.management),
       ...managementContactRoutes(ctx.management),
       ...managementAttributeKeyRoutes(ctx.management),

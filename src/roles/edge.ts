@@ -60,6 +60,12 @@ export interface EdgeDeps {
   logger: Logger;
 }
 
+/**
+ * The response statuses an edge keeps (client/shared-statuses.ts): an update finds its response's
+ * status here while Redis and PostgreSQL are both unreachable.
+ */
+export const RESPONSE_STATUSES_KEPT = 200_000;
+
 export interface RunningEdge {
   port: number;
   /** What serves HTTP: a uWebSockets.js build, or `node:http` (edge/http/server.ts). */
@@ -135,7 +141,7 @@ export async function startEdge(deps: EdgeDeps): Promise<RunningEdge> {
       local: cache(
         (id) => findResponseStatus(em, id, async (surveyId) => (await surveys.get(surveyId))?.quotas ?? []),
         60_000,
-        200_000,
+        RESPONSE_STATUSES_KEPT,
       ),
     }),
     displays: sharedStatuses({

@@ -21,8 +21,8 @@ export async function findDisplayStatus(em: EntityManager, id: string): Promise<
 }
 
 /**
- * Stores new displays (a redelivered one is left as it is). A display whose response was stored
- * first (the two travel on different topics) is linked to it on arrival.
+ * Stores new displays (a redelivered one is left as it is) and returns those it stored. A display
+ * whose response was stored first (the two travel on different topics) is linked to it on arrival.
  */
 export async function insertDisplays(
   tx: EntityManager,
@@ -33,21 +33,26 @@ export async function insertDisplays(
     contactId?: string;
     occurredAt: string;
   }[],
-): Promise<void> {
-  if (displays.length === 0) return;
+): Promise<{ surveyId: string; createdAt: string }[]> {
+  if (displays.length === 0) return [];
   await lockDisplays(
     tx,
     displays.map((d) => d.displayId),
   );
-  await tx.execute(
+  const inserted = await tx.execute<{ survey_id: string; created_at: Date | string }[]>(
     `insert into displays (id, environment_id, survey_id, contact_id, response_id, created_at, updated_at)
      select d.id, d.environment_id, d.survey_id, d.contact_id,
             (select r.id from responses r where r.display_id = d.id and r.survey_id = d.survey_id order by r.id limit 1),
             d.created_at::timestamptz, d.created_at::timestamptz
      from (values ${displays.map(() => '(?, ?, ?, ?, ?)').join(', ')}) as d (id, environment_id, survey_id, contact_id, created_at)
-     on conflict do nothing`,
+     on conflict do nothing
+     returning survey_id, created_at`,
     displays.flatMap((d) => [d.displayId, d.environmentId, d.surveyId, d.contactId ?? null, d.occurredAt]),
   );
+  return inserted.map((row) => ({
+    surveyId: row.survey_id,
+    createdAt: new Date(row.created_at).toISOString(),
+  }));
 }
 
 /** A new response that names its display, to be linked to it. */

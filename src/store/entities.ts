@@ -428,6 +428,24 @@ export const RecordCount = defineEntity({
 export type RecordCount = InferEntity<typeof RecordCount>;
 
 /**
+ * The sums behind a survey's summary, per span of creation time and counter
+ * (store/summary-counts.ts; the counters are summaries/contributions.ts').
+ */
+export const SummaryCount = defineEntity({
+  name: 'SummaryCount',
+  tableName: 'summary_counts',
+  properties: {
+    surveyId: p.string().primary(),
+    span: p.string().length(16).primary(),
+    start: p.datetime().primary(),
+    key: p.text().primary(),
+    n: p.bigint().default(0),
+    total: p.double().default(0),
+  },
+});
+export type SummaryCount = InferEntity<typeof SummaryCount>;
+
+/**
  * Facts made by the store's own triggers (contacts and surveys: migration public_facts), waiting to
  * be published to their public topic by the fact relay (pipeline/fact-relay.ts), in `seq` order.
  * Written in the transaction that made the change, so no committed change goes unannounced.
@@ -525,6 +543,7 @@ export const entities = [
   Delivery,
   AppliedEvent,
   RecordCount,
+  SummaryCount,
   OAuthAttempt,
   OutboxFact,
   ParkedCommand,

@@ -8,6 +8,8 @@ import { hasLogicJumps } from '../surveys/logic.ts';
 import { Environment, Segment, Survey, type SurveyStatus } from './entities.ts';
 import { invalidInput, notFound } from '../errors.ts';
 import type { Filters } from '../segments/filters.ts';
+import { surveyShape, type SurveyShape } from '../summaries/survey-shape.ts';
+import { query } from './orm.ts';
 import {
   attachSurveys,
   checkFilterReferences,
@@ -135,6 +137,25 @@ export async function findSurveyQuotas(
     quotas: s.quotas,
     questions: questionsOf({ blocks: s.blocks }),
   }));
+}
+
+/** What the summaries of these surveys count by (summaries/survey-shape.ts), by survey id. */
+export async function findSurveyShapes(
+  tx: EntityManager,
+  surveyIds: readonly string[],
+): Promise<Map<string, SurveyShape>> {
+  if (surveyIds.length === 0) return new Map();
+  const rows = await query<{ id: string; blocks: unknown[]; hidden_fields: unknown }>(
+    tx,
+    `select id, blocks, widget->'hiddenFields' as hidden_fields from surveys where id = any(?)`,
+    [surveyIds],
+  );
+  return new Map(
+    rows.map((row) => [
+      row.id,
+      surveyShape({ blocks: row.blocks, widget: { hiddenFields: row.hidden_fields } }),
+    ]),
+  );
 }
 
 /** Ids of the survey's quotas that have reached their limit. */

@@ -21,7 +21,7 @@ const list = <T extends Parameters<typeof Type.Array>[0]>(item: T, maxItems: num
 
 /** A choice, row or column: answered by its id or by its label (a string, or `{language: text}`). */
 const Choice = Type.Object(
-  { id: Type.String(), label: Type.Optional(Type.Unknown()) },
+  { id: Type.String(), label: Type.Optional(Type.Unknown()), imageUrl: Type.Optional(Type.Unknown()) },
   { additionalProperties: true },
 );
 
@@ -38,6 +38,8 @@ export const Element = Type.Object(
     allowMultipleFiles: Type.Optional(Type.Boolean()),
     allowedFileExtensions: Type.Optional(list(Type.String(), DEFINITION_LIMITS.choices)),
     maxSizeInMB: Type.Optional(Type.Number()),
+    /** A call to action that opens a link: only such a CTA has a card in the summary. */
+    buttonExternal: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: true },
 );

@@ -283,3 +283,43 @@ export const NAMED_SCHEMAS: Record<string, TSchema> = {
   SlackChannel,
   NotionDatabase,
 };
+
+/**
+ * A survey's summary, in Formbricks' shape (docs/api.md, "Survey summaries"). The items of
+ * `summary` differ by element `type`; each holds the element's definition and `responseCount`.
+ */
+export const SurveySummary = Type.Object({
+  meta: Type.Object({
+    displayCount: Type.Integer(),
+    totalResponses: Type.Integer(),
+    startsPercentage: Type.Number(),
+    completedResponses: Type.Integer(),
+    completedPercentage: Type.Number(),
+    dropOffCount: Type.Integer(),
+    dropOffPercentage: Type.Number(),
+    ttcAverage: Type.Number(),
+    quotasCompleted: Type.Integer(),
+    quotasCompletedPercentage: Type.Number(),
+  }),
+  dropOff: Type.Array(
+    Type.Object({
+      elementId: Type.String(),
+      elementType: Type.String(),
+      headline: Type.String(),
+      ttc: Type.Number(),
+      impressions: Type.Integer(),
+      dropOffCount: Type.Integer(),
+      dropOffPercentage: Type.Number(),
+    }),
+  ),
+  summary: Type.Array(Type.Object({ type: Type.String(), responseCount: Type.Integer() })),
+  quotas: Type.Array(
+    Type.Object({
+      id: Type.String(),
+      name: Type.String(),
+      limit: Type.Integer(),
+      count: Type.Integer(),
+      percentage: Type.Number(),
+    }),
+  ),
+});

@@ -1,13 +1,14 @@
 // Step 2 of the response pipeline: in the batch's transaction (whose event ids the pipeline has
 // claimed), the fresh commands are applied: lock and load rows → park the updates of responses not
 // created yet → fold → single-use check → link contacts → persist → link displays → count quotas →
-// record rejections → enqueue the deliveries of every change → announce every change on
+// count summaries → record rejections → enqueue the deliveries of every change → announce every change on
 // response-events (before the commit).
 import type { EntityManager } from '../../store/orm.ts';
 import { lockResponses, saveResponses } from '../../store/response-rows.ts';
 import { recordRefused, refusedAmong } from '../../store/refused-responses.ts';
 import type { ResponseCommand, ResponseCreated } from '../../events/responses.ts';
 import { countQuotas } from './count-quotas.ts';
+import { countSummaries } from './count-summaries.ts';
 import { enqueueDeliveries } from './enqueue-deliveries.ts';
 import { linkContacts } from './link-contacts.ts';
 import { linkDisplays } from './link-displays.ts';
@@ -100,6 +101,10 @@ export async function applyCommands(
     acceptedCreates.map((c) => c.state),
   );
   await countQuotas(tx, accepted);
+  await countSummaries(
+    tx,
+    accepted.map((after) => ({ before: existing.get(after.id), after })),
+  );
   if (rejections.length > 0) await effects.reject(rejections);
   const appliedAt = new Date().toISOString();
   const announced = steps

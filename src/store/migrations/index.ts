@@ -17,6 +17,7 @@ import { Migration20261127000000_webhooks } from './Migration20261127000000_webh
 import { Migration20261127010000_refused_responses } from './Migration20261127010000_refused_responses.ts';
 import { Migration20261128000000_segments } from './Migration20261128000000_segments.ts';
 import { Migration20261129000000_pruning } from './Migration20261129000000_pruning.ts';
+import { Migration20261130000000_summary_counts } from './Migration20261130000000_summary_counts.ts';
 
 export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261122000000_foundation', class: Migration20261122000000_foundation },
@@ -45,4 +46,5 @@ export const migrationsList: MigrationObject[] = [
   },
   { name: 'Migration20261128000000_segments', class: Migration20261128000000_segments },
   { name: 'Migration20261129000000_pruning', class: Migration20261129000000_pruning },
+  { name: 'Migration20261130000000_summary_counts', class: Migration20261130000000_summary_counts },
 ];

@@ -1,0 +1,217 @@
+// The summaries the processors keep, against real Kafka and PostgreSQL: after a random workload —
+// partial responses, updates, finishes, displays, redeliveries, batches applied twice — the kept
+// sums equal a computation from scratch over the stored responses and displays, field by field.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomInt } from 'node:crypto';
+import type { DisplayCreated } from '../../events/displays.ts';
+import type { ResponseCommand } from '../../events/responses.ts';
+import { newId } from '../../ids.ts';
+import { runConsumer, type RunningConsumer } from '../../kafka/consumer.ts';
+import { batchHandler, unitOfWork } from '../../pipeline/batch-handler.ts';
+import { Display, Response } from '../../store/entities.ts';
+import { createEnvironment } from '../../store/environments.ts';
+import { readSummaryCounts } from '../../store/summary-counts.ts';
+import { createSurvey } from '../../store/surveys.ts';
+import { contributionOf, counterKey, type Tally } from '../../summaries/contributions.ts';
+import { surveyShape } from '../../summaries/survey-shape.ts';
+import { summarize } from '../../summaries/summary.ts';
+import type { ResponseState } from '../../responses/state.ts';
+import type { Block } from '../../surveys/definition.ts';
+import {
+  createProcessorWorld,
+  ignoreEffects,
+  type ProcessorWorld,
+} from '../../../test/helpers/processor-world.ts';
+import { displayCreated, responseCreated, responseUpdated } from '../../../test/helpers/events.ts';
+import { waitFor } from '../../../test/helpers/wait.ts';
+import { displayProcessor } from '../displays/display-processor.ts';
+import { responseProcessor } from './response-processor.ts';
+
+const BLOCKS: Block[] = [
+  {
+    id: 'b1',
+    elements: [
+      { id: 'text', type: 'openText', headline: { default: 'Why?' } },
+      { id: 'nps', type: 'nps', headline: { default: 'Recommend us?' } },
+    ],
+  },
+  {
+    id: 'b2',
+    elements: [
+      {
+        id: 'pick',
+        type: 'multipleChoiceMulti',
+        headline: { default: 'Pick' },
+        choices: [
+          { id: 'a', label: { default: 'A', de: 'Ä' } },
+          { id: 'b', label: { default: 'B', de: 'Bé' } },
+          { id: 'other', label: { default: 'Other' } },
+        ],
+      },
+    ],
+  },
+  { id: 'b3', elements: [{ id: 'rate', type: 'rating', range: 5, headline: { default: 'Rate' } }] },
+  { id: 'b4', elements: [{ id: 'ok', type: 'consent', headline: { default: 'OK?' } }] },
+];
+
+/** What a block submit of the survey's client sends: some answers, some skips, their times. */
+function blockAnswers(block: number): { data: Record<string, unknown>; ttc: Record<string, number> } {
+  const time = randomInt(1, 5_000);
+  const pickOne = <T>(values: T[]) => values[randomInt(values.length)]!;
+  switch (block) {
+    case 0:
+      return {
+        data: {
+          ...(randomInt(3) > 0 ? { text: pickOne(['good', 'bad', '', 'fine']) } : {}),
+          ...(randomInt(4) > 0 ? { nps: randomInt(11) } : {}),
+        },
+        ttc: { text: time, nps: time },
+      };
+    case 1:
+      return {
+        data: { pick: pickOne([['A'], ['B', 'A'], ['Ä'], ['something else'], []]) },
+        ttc: { pick: time },
+      };
+    case 2:
+      return { data: randomInt(3) > 0 ? { rate: randomInt(1, 6) } : {}, ttc: { rate: time } };
+    default:
+      return { data: { ok: pickOne(['accepted', '']) }, ttc: { ok: time } };
+  }
+}
+
+/** The sums from scratch: every stored response's contribution and every stored display. */
+async function recount(world: ProcessorWorld, surveyId: string): Promise<Map<string, Tally>> {
+  const em = world.orm.em.fork();
+  const shape = surveyShape({ blocks: BLOCKS, widget: null });
+  const sums = new Map<string, Tally>();
+  for (const row of await em.find(Response, { surveyId })) {
+    const state = { ...row, createdAt: row.createdAt.toISOString() } as unknown as ResponseState;
+    for (const [key, { n, total }] of contributionOf(state, shape)) {
+      const sum = sums.get(key) ?? { n: 0, total: 0 };
+      sums.set(key, { n: sum.n + n, total: sum.total + total });
+    }
+  }
+  const displays = await em.count(Display, { surveyId });
+  if (displays > 0) sums.set(counterKey('displays'), { n: displays, total: 0 });
+  return sums;
+}
+
+/** Counters that are all zero are the same as absent ones. */
+const nonZero = (sums: Map<string, Tally>) =>
+  new Map([...sums].filter(([, t]) => t.n !== 0 || t.total !== 0).sort(([a], [b]) => (a < b ? -1 : 1)));
+
+describe('survey summaries kept by the processors', () => {
+  let world: ProcessorWorld;
+  let consumers: RunningConsumer[];
+  let environmentId: string;
+  let surveyId: string;
+
+  before(async () => {
+    world = await createProcessorWorld('summaries');
+    const em = world.orm.em.fork();
+    ({ environmentId } = await createEnvironment(em, { plan: 'enterprise', name: 'summaries' }));
+    surveyId = (await createSurvey(em, { environmentId, status: 'inProgress', blocks: BLOCKS })).id;
+    const effects = {
+      orm: world.orm,
+      deadLetters: world.outputs.deadLetters,
+      logger: world.logger,
+    };
+    consumers = await Promise.all([
+      runConsumer(
+        world.kafka,
+        {
+          groupId: `${world.config.kafka.groupPrefix}.responses`,
+          topic: world.topics.responses,
+          concurrency: 4,
+          handler: batchHandler(responseProcessor, { ...effects, output: world.outputs.responseEvents }),
+        },
+        world.logger,
+      ),
+      runConsumer(
+        world.kafka,
+        {
+          groupId: `${world.config.kafka.groupPrefix}.displays`,
+          topic: world.topics.displays,
+          concurrency: 4,
+          handler: batchHandler(displayProcessor, { ...effects, output: world.outputs.displayEvents }),
+        },
+        world.logger,
+      ),
+    ]);
+  });
+  after(async () => {
+    await Promise.all(consumers.map((c) => c.stop()));
+    await world.close();
+  });
+
+  test('after a random workload with redeliveries, the kept sums equal a recount of the stored responses', async () => {
+    const commands: ResponseCommand[] = [];
+    const displays: DisplayCreated[] = [];
+    const ids: string[] = [];
+    for (let i = 0; i < 120; i++) {
+      const responseId = newId('rsp');
+      const displayId = newId('dsp');
+      if (randomInt(5) > 0) displays.push(displayCreated({ environmentId, surveyId, displayId }));
+      if (randomInt(6) === 0) continue; // a display that never became a response
+      ids.push(responseId);
+      const blocks = randomInt(1, 5);
+      const first = blockAnswers(0);
+      commands.push(
+        responseCreated({
+          environmentId,
+          surveyId,
+          responseId,
+          displayId,
+          language: randomInt(4) === 0 ? 'de' : 'default',
+          ...first,
+          finished: blocks === 1 && randomInt(2) === 0,
+        }),
+      );
+      for (let b = 1; b < blocks; b++)
+        commands.push(
+          responseUpdated({
+            environmentId,
+            responseId,
+            ...blockAnswers(b),
+            finished: b === blocks - 1 && randomInt(3) > 0,
+          }),
+        );
+    }
+    // Every fifth command is delivered twice, the second time later.
+    const redelivered = commands.filter((_, i) => i % 5 === 0);
+    const publish = (topic: string, key: string, value: unknown) =>
+      world.publisher.publish({ topic, key, value: JSON.stringify(value) });
+    await Promise.all([
+      ...[...commands, ...redelivered].map((c) => publish(world.topics.responses, c.responseId, c)),
+      ...[...displays, ...displays.slice(0, 10)].map((d) => publish(world.topics.displays, d.displayId, d)),
+    ]);
+    const lastUpdates = new Map(commands.map((c) => [c.responseId, c]));
+    await waitFor(
+      async () => {
+        const em = world.orm.em.fork();
+        const [stored, shown] = await Promise.all([
+          em.count(Response, { surveyId }),
+          em.count(Display, { surveyId }),
+        ]);
+        if (stored < ids.length || shown < displays.length) return false;
+        // Every response's last command applied: its update time is that command's.
+        const rows = await em.find(Response, { surveyId });
+        return rows.every((r) => r.updatedAt.toISOString() >= lastUpdates.get(r.id)!.occurredAt);
+      },
+      { what: 'every response and display stored', timeoutMs: 60_000 },
+    );
+
+    // A batch applied again (a crash after the commit, before the offset commit) changes nothing.
+    await unitOfWork(responseProcessor, world.orm.em, commands.slice(0, 20), ignoreEffects);
+
+    const kept = nonZero(await readSummaryCounts(world.orm.em.fork(), surveyId));
+    const recounted = nonZero(await recount(world, surveyId));
+    assert.deepEqual(kept, recounted);
+    const shape = surveyShape({ blocks: BLOCKS, widget: null });
+    const read = (counts: Map<string, Tally>) => summarize({ shape, counts, samples: new Map(), quotas: [] });
+    assert.deepEqual(read(kept), read(recounted));
+    assert.equal(read(kept).meta.totalResponses, ids.length);
+    assert.equal(read(kept).meta.displayCount, displays.length);
+  });
+});

@@ -1,0 +1,129 @@
+// A survey's summary over HTTP, as a management client reads it while widgets answer: displays and
+// responses sent through the client API, the summary read with an API key.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { call, startTestChorus, type RunningChorus } from '../helpers/chorus.ts';
+import { waitFor } from '../helpers/wait.ts';
+
+describe('management API: survey summaries', () => {
+  let app: RunningChorus;
+  let env: string;
+  let key: string;
+  let survey: string;
+  const api = (method: string, path: string) =>
+    call(app.baseUrl, method, path, undefined, { 'x-api-key': key });
+  const client = (path: string, body: unknown, method = 'POST') =>
+    call(app.baseUrl, method, `/api/v1/client/${env}${path}`, body);
+
+  before(async () => {
+    app = await startTestChorus('e2e_summary');
+    ({ environmentId: env, apiKey: key } = await app.createEnvironment());
+    survey = await app.createSurvey({
+      environmentId: env,
+      status: 'inProgress',
+      blocks: [
+        { id: 'b1', elements: [{ id: 'q1', type: 'openText', headline: { default: 'Why?' } }] },
+        { id: 'b2', elements: [{ id: 'q2', type: 'nps', headline: { default: 'Recommend?' } }] },
+      ],
+      quotas: [
+        {
+          id: 'fans',
+          name: 'Fans',
+          limit: 1,
+          action: 'continueSurvey',
+          conditions: { connector: 'and', criteria: [{ questionId: 'q2', operator: 'equals', value: 0 }] },
+        },
+      ],
+    });
+  });
+  after(() => app.stop());
+
+  test('displays, partial and finished responses show in the summary once the processors stored them', async () => {
+    for (let i = 0; i < 4; i++) assert.equal((await client('/displays', { surveyId: survey })).status, 200);
+    const partial = await client('/responses', {
+      surveyId: survey,
+      finished: false,
+      data: { q1: 'slow pages' },
+      ttc: { q1: 1200 },
+    });
+    assert.equal(partial.status, 200);
+    const finished = await client('/responses', {
+      surveyId: survey,
+      finished: false,
+      data: { q1: 'fast' },
+      ttc: { q1: 800 },
+    });
+    const update = await client(
+      `/responses/${finished.body.data.id}`,
+      { finished: true, data: { q2: 10 }, ttc: { q2: 400 } },
+      'PUT',
+    );
+    assert.equal(update.status, 200);
+
+    const summary = await waitFor(
+      async () => {
+        const reply = await api('GET', `/api/v1/management/surveys/${survey}/summary`);
+        assert.equal(reply.status, 200);
+        const data = reply.body.data;
+        return data.meta.displayCount === 4 && data.meta.completedResponses === 1 ? data : undefined;
+      },
+      { what: 'the summary of 4 displays and 2 responses' },
+    );
+    assert.deepEqual(summary.meta, {
+      displayCount: 4,
+      totalResponses: 2,
+      startsPercentage: 50,
+      completedResponses: 1,
+      completedPercentage: 25,
+      dropOffCount: 1,
+      dropOffPercentage: 50,
+      ttcAverage: 1200,
+      quotasCompleted: 0,
+      quotasCompletedPercentage: 0,
+    });
+    assert.deepEqual(
+      summary.dropOff.map((row: Record<string, unknown>) => [
+        row.elementId,
+        row.headline,
+        row.impressions,
+        row.dropOffCount,
+      ]),
+      [
+        ['q1', 'Why?', 4, 2], // no welcome card: displays, and displays minus those who saw it
+        ['q2', 'Recommend?', 1, 0],
+      ],
+    );
+    const [text, nps] = summary.summary;
+    assert.equal(text.responseCount, 2);
+    assert.deepEqual(
+      text.samples.map((s: { value: string }) => s.value),
+      ['fast', 'slow pages'],
+    );
+    assert.equal(nps.score, 100);
+    assert.deepEqual(summary.quotas, [{ id: 'fans', name: 'Fans', limit: 1, count: 0, percentage: 0 }]);
+
+    const today = new Date().toISOString().slice(0, 10);
+    const ranged = await api(
+      'GET',
+      `/api/v1/management/surveys/${survey}/summary?from=${today}&to=${today}T23:59:59Z`,
+    );
+    assert.equal(ranged.body.data.meta.totalResponses, 2);
+    const before = await api('GET', `/api/v1/management/surveys/${survey}/summary?to=2020-01-01T00:00:00Z`);
+    assert.equal(before.body.data.meta.totalResponses, 0);
+    assert.equal(before.body.data.meta.displayCount, 0);
+  });
+
+  test('bad ranges, unknown surveys and missing keys are refused with clear errors', async () => {
+    const bad = await api('GET', `/api/v1/management/surveys/${survey}/summary?from=yesterday&to=2020-01-01`);
+    assert.equal(bad.status, 400);
+    assert.deepEqual(Object.keys(bad.body.details).sort(), ['from']);
+    const reversed = await api(
+      'GET',
+      `/api/v1/management/surveys/${survey}/summary?from=2021-01-01&to=2020-01-01`,
+    );
+    assert.equal(reversed.status, 400);
+    assert.equal((await api('GET', '/api/v1/management/surveys/srv_unknown/summary')).status, 404);
+    const anonymous = await call(app.baseUrl, 'GET', `/api/v1/management/surveys/${survey}/summary`);
+    assert.equal(anonymous.status, 401);
+  });
+});
