@@ -5,6 +5,8 @@ import { lockContacts } from './locks.ts';
 import { lockSegments } from './segment-members.ts';
 import { batchedReads } from './batched-reads.ts';
 import { query } from './orm.ts';
+import { lockResponses } from './response-rows.ts';
+import { countDisplays, countResponseChanges } from './summary-counts.ts';
 
 /** A contact as the API shows it. */
 export interface ContactRecord {
@@ -89,7 +91,10 @@ export async function deleteContact(em: EntityManager, contact: ContactRecord): 
     // contacts: a membership recomputation (exclusive) then cannot write this contact's rows back
     // after they are deleted below.
     await lockSegments(tx, [contact.environmentId], 'shared');
-    await tx.execute('select id from responses where contact_id = ? order by id for update', [contact.id]);
+    const responseIds = await tx.execute<{ id: string }[]>(
+      'select id from responses where contact_id = ? order by id for update',
+      [contact.id],
+    );
     await lockContacts(tx, [contact.id]);
     const deletedAt = new Date();
     await tx.execute(
@@ -103,8 +108,25 @@ export async function deleteContact(em: EntityManager, contact: ContactRecord): 
         [contact.id],
       );
     }
+    // Its responses and displays leave their surveys' summaries as if they had never been there.
+    const responses = await lockResponses(
+      tx,
+      responseIds.map((r) => r.id),
+    );
+    await countResponseChanges(
+      tx,
+      [...responses.values()].map((before) => ({ before, after: undefined })),
+    );
     await tx.execute('delete from responses where contact_id = ?', [contact.id]);
-    await tx.execute('delete from displays where contact_id = ?', [contact.id]);
+    const displays = await tx.execute<{ survey_id: string; created_at: Date }[]>(
+      'delete from displays where contact_id = ? returning survey_id, created_at',
+      [contact.id],
+    );
+    await countDisplays(
+      tx,
+      displays.map((d) => ({ surveyId: d.survey_id, createdAt: new Date(d.created_at).toISOString() })),
+      { removed: true },
+    );
     // Its stored segment membership (no foreign key leads there: store/segment-members.ts).
     await tx.execute('delete from segment_members where contact_id = ?', [contact.id]);
     await tx.execute('delete from segment_evaluations where contact_id = ?', [contact.id]);

@@ -4,9 +4,17 @@
 // time: all of time, its UTC day and its quarter of an hour. The whole summary is then one read of
 // the `all` rows, and a date range the days inside it and the quarters at its ends, whatever the
 // number of responses.
-import type { Contribution, Tally } from '../summaries/contributions.ts';
+import type { ResponseState } from '../responses/state.ts';
+import {
+  contributionOf,
+  difference,
+  displayContribution,
+  type Contribution,
+  type Tally,
+} from '../summaries/contributions.ts';
 import type { Sample } from '../summaries/summary.ts';
 import { query, type EntityManager } from './orm.ts';
+import { findSurveyShapes } from './surveys.ts';
 
 const QUARTER_MS = 15 * 60_000;
 const DAY_MS = 24 * 60 * 60_000;
@@ -66,6 +74,42 @@ export async function addToSummaryCounts(tx: EntityManager, changes: readonly Co
         })),
       ),
     ],
+  );
+}
+
+/**
+ * Counts changes of responses: each adds the difference between the response's contribution
+ * after it (none once deleted) and before it (none when new). A response whose survey was deleted
+ * is in no summary.
+ */
+export async function countResponseChanges(
+  tx: EntityManager,
+  changes: readonly { before: ResponseState | undefined; after: ResponseState | undefined }[],
+): Promise<void> {
+  const surveyOf = (c: (typeof changes)[number]) => (c.after ?? c.before)!;
+  const shapes = await findSurveyShapes(tx, [...new Set(changes.map((c) => surveyOf(c).surveyId))]);
+  await addToSummaryCounts(
+    tx,
+    changes.flatMap((c) => {
+      const { surveyId, createdAt } = surveyOf(c);
+      const shape = shapes.get(surveyId);
+      if (!shape) return [];
+      const contribution = (state: ResponseState | undefined) => state && contributionOf(state, shape);
+      return [{ surveyId, createdAt, change: difference(contribution(c.before), contribution(c.after)) }];
+    }),
+  );
+}
+
+/** Counts displays stored (`removed`: deleted). */
+export async function countDisplays(
+  tx: EntityManager,
+  displays: readonly { surveyId: string; createdAt: string }[],
+  { removed = false } = {},
+): Promise<void> {
+  const change = removed ? difference(displayContribution(), undefined) : displayContribution();
+  await addToSummaryCounts(
+    tx,
+    displays.map((d) => ({ ...d, change })),
   );
 }
 

@@ -5,8 +5,7 @@ import { displayFactId, type DisplayCreatedFact } from '../../events/display-eve
 import type { Processor } from '../../pipeline/batch-handler.ts';
 import { ensureContacts, withoutDeletedContacts } from '../../store/contacts.ts';
 import { insertDisplays } from '../../store/displays.ts';
-import { addToSummaryCounts } from '../../store/summary-counts.ts';
-import { displayContribution } from '../../summaries/contributions.ts';
+import { countDisplays } from '../../store/summary-counts.ts';
 
 export const displayProcessor: Processor<DisplayCreated, DisplayCreatedFact> = {
   schema: DisplayCreatedCheck,
@@ -25,11 +24,7 @@ export const displayProcessor: Processor<DisplayCreated, DisplayCreatedFact> = {
         e.contactId && e.userId ? [{ ...e, contactId: e.contactId, userId: e.userId }] : [],
       ),
     );
-    const stored = await insertDisplays(tx, todo);
-    await addToSummaryCounts(
-      tx,
-      stored.map((d) => ({ ...d, change: displayContribution() })),
-    );
+    await countDisplays(tx, await insertDisplays(tx, todo));
     const appliedAt = new Date().toISOString();
     if (todo.length > 0) await effects.publish(todo.map((display) => factOf(display, appliedAt)));
   },

@@ -6,9 +6,9 @@
 import type { EntityManager } from '../../store/orm.ts';
 import { lockResponses, saveResponses } from '../../store/response-rows.ts';
 import { recordRefused, refusedAmong } from '../../store/refused-responses.ts';
+import { countResponseChanges } from '../../store/summary-counts.ts';
 import type { ResponseCommand, ResponseCreated } from '../../events/responses.ts';
 import { countQuotas } from './count-quotas.ts';
-import { countSummaries } from './count-summaries.ts';
 import { enqueueDeliveries } from './enqueue-deliveries.ts';
 import { linkContacts } from './link-contacts.ts';
 import { linkDisplays } from './link-displays.ts';
@@ -101,7 +101,7 @@ export async function applyCommands(
     acceptedCreates.map((c) => c.state),
   );
   await countQuotas(tx, accepted);
-  await countSummaries(
+  await countResponseChanges(
     tx,
     accepted.map((after) => ({ before: existing.get(after.id), after })),
   );

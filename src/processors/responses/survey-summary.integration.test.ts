@@ -10,6 +10,7 @@ import { newId } from '../../ids.ts';
 import { runConsumer, type RunningConsumer } from '../../kafka/consumer.ts';
 import { batchHandler, unitOfWork } from '../../pipeline/batch-handler.ts';
 import { Display, Response } from '../../store/entities.ts';
+import { deleteContact, findContact } from '../../store/contacts.ts';
 import { createEnvironment } from '../../store/environments.ts';
 import { readSummaryCounts } from '../../store/summary-counts.ts';
 import { createSurvey } from '../../store/surveys.ts';
@@ -205,13 +206,66 @@ describe('survey summaries kept by the processors', () => {
     // A batch applied again (a crash after the commit, before the offset commit) changes nothing.
     await unitOfWork(responseProcessor, world.orm.em, commands.slice(0, 20), ignoreEffects);
 
+    const { meta } = await assertKeptEqualsRecount();
+    assert.equal(meta.totalResponses, ids.length);
+    assert.equal(meta.displayCount, displays.length);
+  });
+
+  test("a deleted contact's responses and displays leave the summary as if they had never been there", async () => {
+    const { meta: before } = await assertKeptEqualsRecount();
+    const userId = `leaver_${newId('evt')}`;
+    const responseId = newId('rsp');
+    const display = displayCreated({ environmentId, surveyId, userId });
+    const create = responseCreated({
+      environmentId,
+      surveyId,
+      responseId,
+      userId,
+      displayId: display.displayId,
+      ...blockAnswers(0),
+    });
+    await Promise.all([
+      world.publisher.publish({
+        topic: world.topics.displays,
+        key: display.displayId,
+        value: JSON.stringify(display),
+      }),
+      world.publisher.publish({
+        topic: world.topics.responses,
+        key: responseId,
+        value: JSON.stringify(create),
+      }),
+    ]);
+    const contactId = await waitFor(
+      async () => {
+        const em = world.orm.em.fork();
+        const [response, shown] = await Promise.all([
+          em.findOne(Response, { id: responseId }),
+          em.count(Display, { id: display.displayId }),
+        ]);
+        return response?.contactId && shown === 1 ? response.contactId : undefined;
+      },
+      { what: "the contact's response and display", timeoutMs: 30_000 },
+    );
+    const { meta: during } = await assertKeptEqualsRecount();
+    assert.deepEqual(
+      [during.totalResponses, during.displayCount],
+      [before.totalResponses + 1, before.displayCount + 1],
+    );
+
+    await deleteContact(world.orm.em, (await findContact(world.orm.em, contactId))!);
+    const { meta: after } = await assertKeptEqualsRecount();
+    assert.deepEqual(after, before);
+  });
+
+  /** The kept sums equal the recount, and so do the summaries read from them. */
+  async function assertKeptEqualsRecount() {
     const kept = nonZero(await readSummaryCounts(world.orm.em.fork(), surveyId));
     const recounted = nonZero(await recount(world, surveyId));
     assert.deepEqual(kept, recounted);
     const shape = surveyShape({ blocks: BLOCKS, widget: null });
     const read = (counts: Map<string, Tally>) => summarize({ shape, counts, samples: new Map(), quotas: [] });
     assert.deepEqual(read(kept), read(recounted));
-    assert.equal(read(kept).meta.totalResponses, ids.length);
-    assert.equal(read(kept).meta.displayCount, displays.length);
-  });
+    return read(kept);
+  }
 });
