@@ -7,6 +7,9 @@ import { createLogger } from '../logger.ts';
 import { createEnvironment } from './environments.ts';
 import { createLink, insertDeliveries, saveIntegration } from './integrations.ts';
 import { newId } from '../ids.ts';
+import { readSummaryCounts } from './summary-counts.ts';
+import { surveyShape } from '../summaries/survey-shape.ts';
+import { summarize } from '../summaries/summary.ts';
 
 test('the checked-in migrations create exactly the schema the entities describe', async () => {
   const world = await createTestWorld('migrations');
@@ -178,6 +181,52 @@ test('existing app surveys get their private segment with the id the widget know
         { id: 'srv_open', segment_id: 'seg_srv_open', widget: { delay: 3 } },
       ],
     );
+  } finally {
+    await orm.close();
+    await world.cleanup();
+  }
+});
+
+test('responses and displays stored before summaries were kept are counted by the migration that keeps them', async () => {
+  const world = await createTestWorld('migrations_summaries');
+  const orm = await openStore(world.databaseUrl);
+  try {
+    await orm.getMigrator().up({ to: 'Migration20261129000000_pruning' });
+    const em = orm.em.fork();
+    const { environmentId } = await createEnvironment(em, { plan: 'enterprise', name: 'summaries' });
+    const surveyId = 'srv_before_summaries';
+    await em.execute(
+      `insert into surveys (id, environment_id, name, type, status, blocks, endings, quotas, is_capture_ip_enabled, created_at, updated_at)
+       values (?, ?, 'S', 'link', 'inProgress', ?, '[]', '[]', false, now(), now())`,
+      [surveyId, environmentId, JSON.stringify([{ id: 'b1', elements: [{ id: 'q1', type: 'nps' }] }])],
+    );
+    const at = '2026-11-01T10:20:00.000Z';
+    for (const [id, finished, score] of [
+      ['rsp_1', true, 10],
+      ['rsp_2', false, 3],
+    ] as const)
+      await em.execute(
+        `insert into responses (id, environment_id, survey_id, finished, data, ttc, variables, meta, clocks, created_at, updated_at)
+         values (?, ?, ?, ?, ?, '{}', '{}', '{}', '{}', ?, ?)`,
+        [id, environmentId, surveyId, finished, JSON.stringify({ q1: score }), at, at],
+      );
+    for (const id of ['dsp_1', 'dsp_2', 'dsp_3'])
+      await em.execute(
+        `insert into displays (id, environment_id, survey_id, created_at, updated_at) values (?, ?, ?, ?, ?)`,
+        [id, environmentId, surveyId, at, at],
+      );
+
+    await prepareStore(orm, createLogger('fatal'), { demo: false });
+    const { meta, summary } = summarize({
+      shape: surveyShape({ blocks: [{ id: 'b1', elements: [{ id: 'q1', type: 'nps' }] }] }),
+      counts: await readSummaryCounts(em, surveyId),
+      samples: new Map(),
+      quotas: [],
+    });
+    assert.deepEqual([meta.displayCount, meta.totalResponses, meta.completedResponses], [3, 2, 1]);
+    assert.equal(summary[0]!['score'], 0); // one promoter, one detractor
+    const day = await readSummaryCounts(em, surveyId, { from: '2026-11-01', to: '2026-11-01T23:59:59Z' });
+    assert.equal(day.get('displays')?.n, 3);
   } finally {
     await orm.close();
     await world.cleanup();

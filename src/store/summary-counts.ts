@@ -7,6 +7,7 @@
 import type { ResponseState } from '../responses/state.ts';
 import {
   contributionOf,
+  counterKey,
   difference,
   displayContribution,
   type Contribution,
@@ -15,6 +16,7 @@ import {
 import type { Sample } from '../summaries/summary.ts';
 import { query, type EntityManager } from './orm.ts';
 import { findSurveyShapes } from './surveys.ts';
+import { responsesOfSurvey } from './response-rows.ts';
 
 const QUARTER_MS = 15 * 60_000;
 const DAY_MS = 24 * 60 * 60_000;
@@ -111,6 +113,43 @@ export async function countDisplays(
     tx,
     displays.map((d) => ({ ...d, change })),
   );
+}
+
+/** Responses read at a time by a recount. */
+const RECOUNT_PAGE = 2_000;
+
+/**
+ * Counts the summaries of these surveys again from their stored responses and displays, replacing
+ * what was kept: for data stored before summaries were kept. Run where nothing else writes the
+ * surveys' responses (a migration), or the two would count some changes twice.
+ */
+export async function recountSummaries(tx: EntityManager, surveyIds: readonly string[]): Promise<void> {
+  const shapes = await findSurveyShapes(tx, surveyIds);
+  for (const [surveyId, shape] of shapes) {
+    await tx.execute('delete from summary_counts where survey_id = ?', [surveyId]);
+    for (let after = '', page: ResponseState[] = []; ; after = page.at(-1)!.id) {
+      page = await responsesOfSurvey(tx, surveyId, after, RECOUNT_PAGE);
+      if (page.length === 0) break;
+      await addToSummaryCounts(
+        tx,
+        page.map((r) => ({ surveyId, createdAt: r.createdAt, change: contributionOf(r, shape) })),
+      );
+    }
+    const displays = await query<{ created_at: Date; n: string }>(
+      tx,
+      `select date_bin('15 minutes', created_at, 'epoch') as created_at, count(*) as n
+       from displays where survey_id = ? group by 1`,
+      [surveyId],
+    );
+    await addToSummaryCounts(
+      tx,
+      displays.map((d) => ({
+        surveyId,
+        createdAt: new Date(d.created_at).toISOString(),
+        change: new Map([[counterKey('displays'), { n: Number(d.n), total: 0 }]]),
+      })),
+    );
+  }
 }
 
 /** Creation times from `from` to `to`, both included (ISO timestamps). */
