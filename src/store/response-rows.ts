@@ -34,9 +34,8 @@ const UPDATED = FIELDS.filter(
   (f) =>
     !['id', 'environmentId', 'surveyId', 'createdAt', 'contactId', 'singleUseId', 'displayId'].includes(f),
 );
-const SELECTED = FIELDS.map((f) => `${COLUMNS[f][0]} as "${f}"`).join(', ');
-const LOCK = `select ${SELECTED} from responses where id = any(?) for update`;
-const OF_SURVEY = `select ${SELECTED} from responses where survey_id = ? and id > ? order by id limit ?`;
+const LOCK = `select ${FIELDS.map((f) => `${COLUMNS[f][0]} as "${f}"`).join(', ')}
+  from responses where id = any(?) for update`;
 const UPSERT = `insert into responses (${COLUMN_LIST})
   select ${COLUMN_LIST}
   from jsonb_to_recordset(?::jsonb) as r(${FIELDS.map((f) => COLUMNS[f].join(' ')).join(', ')})
@@ -51,21 +50,12 @@ export async function lockResponses(
 ): Promise<Map<string, ResponseState>> {
   if (ids.length === 0) return new Map();
   const rows = await query<Row>(tx, LOCK, [ids]);
-  return new Map(rows.map((row) => [row.id as string, stateOf(row)]));
-}
-
-/** Up to `limit` responses of a survey after the id `after`, in id order. */
-export async function responsesOfSurvey(
-  em: EntityManager,
-  surveyId: string,
-  after: string,
-  limit: number,
-): Promise<ResponseState[]> {
-  return (await query<Row>(em, OF_SURVEY, [surveyId, after, limit])).map(stateOf);
-}
-
-function stateOf(row: Row): ResponseState {
-  return { ...row, createdAt: toIso(row.createdAt), updatedAt: toIso(row.updatedAt) } as ResponseState;
+  return new Map(
+    rows.map((row) => [
+      row.id as string,
+      { ...row, createdAt: toIso(row.createdAt), updatedAt: toIso(row.updatedAt) } as ResponseState,
+    ]),
+  );
 }
 
 export async function saveResponses(tx: EntityManager, states: readonly ResponseState[]): Promise<void> {

@@ -1,6 +1,9 @@
 // Reads of stored responses: for the edge and the management API, and the processor's single-use check.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { pageOf, type PageRequest } from './pages.ts';
+import { pageOf, type PageRequest, type Total } from './pages.ts';
+import { query } from './orm.ts';
+import { readSummaryCounts } from './summary-counts.ts';
+import { counterKey } from '../summaries/contributions.ts';
 import type { Quota } from '../surveys/definition.ts';
 import { statusOf, type ResponseStatus } from '../responses/status.ts';
 import { Response } from './entities.ts';
@@ -66,19 +69,42 @@ export function responseRecord(row: Response) {
   };
 }
 
-/** Newest first: a survey's latest responses are what a reader wants on the first page. */
-export function listResponses(
+/**
+ * Newest first: a survey's latest responses are what a reader wants on the first page. `after`
+ * continues after that id (the last of the page before), so a page costs the same at any depth.
+ */
+export async function listResponses(
   em: EntityManager,
-  filter: { environmentIds: string[]; surveyId?: string },
+  filter: { environmentIds: string[]; surveyId?: string; after?: string },
   page: PageRequest,
 ) {
   const where = {
     environmentId: { $in: filter.environmentIds },
     ...(filter.surveyId ? { surveyId: filter.surveyId } : {}),
+    ...(filter.after ? { id: { $lt: filter.after } } : {}),
   };
-  return pageOf(em, Response, where, page, responseRecord, {
-    orderBy: { id: 'desc' },
-    // One survey's responses are counted through the survey's index; all of them, from the counts.
-    total: filter.surveyId ? 'count' : { counted: 'responses', environmentIds: filter.environmentIds },
-  });
+  // All of an environment's responses, or one survey's, from the counts kept for them.
+  const total: Total = filter.surveyId
+    ? await surveyResponseCount(em, filter.surveyId, filter.environmentIds)
+    : { counted: 'responses', environmentIds: filter.environmentIds };
+  return pageOf(em, Response, where, page, responseRecord, { orderBy: { id: 'desc' }, total });
+}
+
+/**
+ * The responses of a survey from its summary's count; counted when the survey is gone (its
+ * summary may have missed responses that arrived after it was deleted).
+ */
+async function surveyResponseCount(
+  em: EntityManager,
+  surveyId: string,
+  environmentIds: readonly string[],
+): Promise<Total> {
+  const [survey] = await query<{ environment_id: string }>(
+    em,
+    'select environment_id from surveys where id = ?',
+    [surveyId],
+  );
+  if (!survey) return 'count';
+  if (!environmentIds.includes(survey.environment_id)) return { known: 0 };
+  return { known: (await readSummaryCounts(em, surveyId)).get(counterKey('responses'))?.n ?? 0 };
 }

@@ -1,82 +1,33 @@
-// The sums behind each survey's summary (summaries/contributions.ts), kept by the processors in the
-// transaction that applies the change, so exactly once and in order per response, like the rows
-// they count. Each contribution is added at three spans of its response's (or display's) creation
-// time: all of time, its UTC day and its quarter of an hour. The whole summary is then one read of
-// the `all` rows, and a date range the days inside it and the quarters at its ends, whatever the
-// number of responses.
+// The sums behind each survey's summary (summaries/contributions.ts, kept in the rows of
+// summaries/counter-rows.ts), added to by the processors in the transaction that applies the
+// change, so exactly once and in order per response, like the rows they count.
 import type { ResponseState } from '../responses/state.ts';
-import {
-  contributionOf,
-  counterKey,
-  difference,
-  displayContribution,
-  type Contribution,
-  type Tally,
-} from '../summaries/contributions.ts';
+import { contributionOf, difference, displayContribution, type Tally } from '../summaries/contributions.ts';
 import type { Sample } from '../summaries/summary.ts';
 import { query, type EntityManager } from './orm.ts';
 import { findSurveyShapes } from './surveys.ts';
-import { responsesOfSurvey } from './response-rows.ts';
+import {
+  ALL_TIME,
+  counterRows,
+  counterRowsJson,
+  DAY_MS,
+  QUARTER_MS,
+  type CountChange,
+} from '../summaries/counter-rows.ts';
 
-const QUARTER_MS = 15 * 60_000;
-const DAY_MS = 24 * 60 * 60_000;
-/** The start of the `all` span. */
-const ALL_TIME = '1970-01-01T00:00:00.000Z';
-
-export interface CountChange {
-  surveyId: string;
-  /** When the response or display was created: the spans it is counted in. */
-  createdAt: string;
-  change: Contribution;
-}
+const ADD_COUNTS = `insert into summary_counts (survey_id, span, start, key, n, total)
+  select survey_id, span, start, key, n, total
+  from jsonb_to_recordset(?::jsonb) as r(survey_id varchar, span varchar, start timestamptz, key text, n bigint, total double precision)
+  on conflict (survey_id, span, start, key)
+  do update set n = summary_counts.n + excluded.n, total = summary_counts.total + excluded.total`;
 
 /**
  * Adds the changes, summed per counter, in one statement. Rows are written in key order, so two
  * transactions adding to the same counters wait for each other but never deadlock.
  */
 export async function addToSummaryCounts(tx: EntityManager, changes: readonly CountChange[]): Promise<void> {
-  const rows = new Map<string, { surveyId: string; span: string; start: string; key: string } & Tally>();
-  for (const { surveyId, createdAt, change } of changes) {
-    const at = Date.parse(createdAt);
-    const spans: [string, string][] = [
-      ['all', ALL_TIME],
-      ['day', new Date(at - (at % DAY_MS)).toISOString()],
-      ['quarter', new Date(at - (at % QUARTER_MS)).toISOString()],
-    ];
-    for (const [key, { n, total }] of change)
-      for (const [span, start] of spans) {
-        const id = [surveyId, span, start, key].join('\u0000');
-        const row = rows.get(id);
-        if (row) {
-          row.n += n;
-          row.total += total;
-        } else rows.set(id, { surveyId, span, start, key, n, total });
-      }
-  }
-  const sorted = [...rows.entries()]
-    .filter(([, r]) => r.n !== 0 || r.total !== 0)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([, r]) => r);
-  if (sorted.length === 0) return;
-  await tx.execute(
-    `insert into summary_counts (survey_id, span, start, key, n, total)
-     select survey_id, span, start, key, n, total
-     from jsonb_to_recordset(?::jsonb) as r(survey_id varchar, span varchar, start timestamptz, key text, n bigint, total double precision)
-     on conflict (survey_id, span, start, key)
-     do update set n = summary_counts.n + excluded.n, total = summary_counts.total + excluded.total`,
-    [
-      JSON.stringify(
-        sorted.map((r) => ({
-          survey_id: r.surveyId,
-          span: r.span,
-          start: r.start,
-          key: r.key,
-          n: r.n,
-          total: r.total,
-        })),
-      ),
-    ],
-  );
+  const rows = counterRows(changes);
+  if (rows.length > 0) await query(tx, ADD_COUNTS, [counterRowsJson(rows)]);
 }
 
 /**
@@ -113,43 +64,6 @@ export async function countDisplays(
     tx,
     displays.map((d) => ({ ...d, change })),
   );
-}
-
-/** Responses read at a time by a recount. */
-const RECOUNT_PAGE = 2_000;
-
-/**
- * Counts the summaries of these surveys again from their stored responses and displays, replacing
- * what was kept: for data stored before summaries were kept. Run where nothing else writes the
- * surveys' responses (a migration), or the two would count some changes twice.
- */
-export async function recountSummaries(tx: EntityManager, surveyIds: readonly string[]): Promise<void> {
-  const shapes = await findSurveyShapes(tx, surveyIds);
-  for (const [surveyId, shape] of shapes) {
-    await tx.execute('delete from summary_counts where survey_id = ?', [surveyId]);
-    for (let after = '', page: ResponseState[] = []; ; after = page.at(-1)!.id) {
-      page = await responsesOfSurvey(tx, surveyId, after, RECOUNT_PAGE);
-      if (page.length === 0) break;
-      await addToSummaryCounts(
-        tx,
-        page.map((r) => ({ surveyId, createdAt: r.createdAt, change: contributionOf(r, shape) })),
-      );
-    }
-    const displays = await query<{ created_at: Date; n: string }>(
-      tx,
-      `select date_bin('15 minutes', created_at, 'epoch') as created_at, count(*) as n
-       from displays where survey_id = ? group by 1`,
-      [surveyId],
-    );
-    await addToSummaryCounts(
-      tx,
-      displays.map((d) => ({
-        surveyId,
-        createdAt: new Date(d.created_at).toISOString(),
-        change: new Map([[counterKey('displays'), { n: Number(d.n), total: 0 }]]),
-      })),
-    );
-  }
 }
 
 /** Creation times from `from` to `to`, both included (ISO timestamps). */

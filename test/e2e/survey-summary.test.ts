@@ -113,6 +113,20 @@ describe('management API: survey summaries', () => {
     assert.equal(before.body.data.meta.displayCount, 0);
   });
 
+  test("a survey's responses list its total from the summary's count, and continue after a page's last id", async () => {
+    const list = (query: string) => api('GET', `/api/v1/management/responses?surveyId=${survey}${query}`);
+    const first = await list('&limit=1');
+    assert.equal(first.status, 200);
+    assert.equal(first.headers.get('x-total-count'), '2');
+    const next = await list(`&limit=1&after=${first.body.data[0].id}`);
+    assert.equal(next.headers.get('x-total-count'), '2');
+    assert.equal(next.body.data.length, 1);
+    assert.ok(next.body.data[0].id < first.body.data[0].id, 'older, newest first');
+    const end = await list(`&limit=1&after=${next.body.data[0].id}`);
+    assert.deepEqual(end.body.data, []);
+    assert.equal((await list('&after=not-an-id!')).status, 400);
+  });
+
   test('bad ranges, unknown surveys and missing keys are refused with clear errors', async () => {
     const bad = await api('GET', `/api/v1/management/surveys/${survey}/summary?from=yesterday&to=2020-01-01`);
     assert.equal(bad.status, 400);

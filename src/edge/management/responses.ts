@@ -18,12 +18,21 @@ export function managementResponseRoutes(ctx: ManagementContext): Route[] {
       {
         summary: 'List responses, newest first',
         item: ResponseRecord,
-        query: { surveyId: { schema: Id, description: "One survey's responses" } },
+        query: {
+          surveyId: { schema: Id, description: "One survey's responses" },
+          after: {
+            schema: Id,
+            description:
+              'The last id of the page before: the page continues after it, at the same cost at any depth',
+          },
+        },
       },
       (environmentIds, page, query) => {
         const surveyId = query.get('surveyId') ?? undefined;
         if (surveyId !== undefined) requireId('surveyId', surveyId);
-        return listResponses(ctx.orm.em, { environmentIds, surveyId }, page);
+        const after = query.get('after') ?? undefined;
+        if (after !== undefined) requireId('after', after);
+        return listResponses(ctx.orm.em, { environmentIds, surveyId, after }, page);
       },
     ),
     {
