@@ -1,7 +1,9 @@
 // `npm run bench:management`: do the management API's list endpoints stay fast with a big tenant?
 // It brings up local services and Chorus (role `all`) in a private test world as `npm run bench`
 // does, seeds one "big" environment straight into PostgreSQL (100,000 contacts, 10,000 surveys,
-// 50 attribute keys, 100,000 responses over 100 surveys) next to a small "other" one, ANALYZEs, and
+// 50 attribute keys, 100,000 responses over 100 surveys, and one survey of BENCH_BIG_SURVEY
+// responses, whose summary and deep pages are timed too; every survey's summary is counted from
+// what was seeded) next to a small "other" one, ANALYZEs, and
 // then times each endpoint with sequential fetches from this process (warm-up, then N samples:
 // p50/p95/p99/max), checking the status, X-Total-Count and page size of each answer. With
 // BENCH_LOAD_S > 0 it also loads each endpoint with autocannon for requests/s. Last, it EXPLAINs
@@ -10,7 +12,8 @@
 //
 // Settings: BENCH_SAMPLES (200), BENCH_WARMUP (20), BENCH_LOAD_S (5; 0 skips autocannon),
 // BENCH_CONNECTIONS (10), BENCH_VACUUM (false: ANALYZE only; true: VACUUM ANALYZE, as autovacuum
-// would leave the tables some time after the load), BENCH_LOG_LEVEL (warn).
+// would leave the tables some time after the load), BENCH_BIG_SURVEY (1,000,000; 0 leaves it out),
+// BENCH_LOG_LEVEL (warn).
 // Results: a table on stdout and bench/results/management.json. Exit code 1 when an answer is wrong.
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -21,6 +24,7 @@ import { createEnvironment } from '../src/store/environments.ts';
 import type { EntityManager, Orm } from '../src/store/orm.ts';
 import { listResponses } from '../src/store/responses.ts';
 import { listSurveys } from '../src/store/surveys.ts';
+import { recountSummaries } from '../src/store/summary-recount.ts';
 import { runLoad, type LoadResult } from './load.ts';
 import { loadSettings, LogLevel } from './settings.ts';
 import { runBench } from './setup.ts';
@@ -34,7 +38,29 @@ const SEED = {
   responses: 100_000,
   /** Responses go round-robin to the first surveys: 1,000 each. */
   surveysWithResponses: 100,
+  /** One more survey with this many responses, for its summary and deep pages (BENCH_BIG_SURVEY). */
+  bigSurvey: 1_000_000,
 };
+/** The big survey: an open text, an NPS and a multiple choice, each in its own block. */
+const BIG_SURVEY = 'srv_big';
+const BIG_BLOCKS = JSON.stringify([
+  { id: 'b1', elements: [{ id: 'why', type: 'openText', headline: { default: 'Why?' } }] },
+  { id: 'b2', elements: [{ id: 'nps', type: 'nps', headline: { default: 'Recommend us?' } }] },
+  {
+    id: 'b3',
+    elements: [
+      {
+        id: 'pick',
+        type: 'multipleChoiceMulti',
+        headline: { default: 'What do you use?' },
+        choices: ['A', 'B', 'C', 'D'].map((label) => ({
+          id: label.toLowerCase(),
+          label: { default: label },
+        })),
+      },
+    ],
+  },
+]);
 /** A p50 above this is reported as slow. */
 const SLOW_P50_MS = 50;
 const BLOCKS = JSON.stringify([
@@ -53,6 +79,7 @@ const Settings = Type.Object({
   BENCH_LOAD_S: Type.Integer({ default: 5, minimum: 0 }),
   BENCH_CONNECTIONS: Type.Integer({ default: 10, minimum: 1 }),
   BENCH_VACUUM: Type.Boolean({ default: false }),
+  BENCH_BIG_SURVEY: Type.Integer({ default: SEED.bigSurvey, minimum: 0 }),
   BENCH_LOG_LEVEL: LogLevel,
 });
 
@@ -117,6 +144,7 @@ await runBench('bench_mgmt', logger, async ({ chorus }) => {
       items: 100,
     },
     { name: 'responses, all', path: `${m}/responses?limit=100`, total: SEED.responses, items: 100 },
+    ...bigSurveyCases(m),
     { name: 'one contact', path: `${m}/contacts/${seededId('ctc', 50_000)}`, id: seededId('ctc', 50_000) },
     { name: 'one survey', path: `${m}/surveys/${seededId('srv', 5_000)}`, id: seededId('srv', 5_000) },
   ];
@@ -195,8 +223,52 @@ async function seed(em: EntityManager, bigEnv: string, otherEnv: string): Promis
       from generate_series(1, ?) as i`,
     [bigEnv, SEED.surveysWithResponses, SEED.responses],
   );
+  if (settings.BENCH_BIG_SURVEY > 0) {
+    await em.execute(
+      `insert into surveys (id, environment_id, name, type, status, blocks, endings, quotas)
+        values (?, ?, 'Big survey', 'link', 'inProgress', ?::jsonb, '[]'::jsonb, '[]'::jsonb)`,
+      [BIG_SURVEY, bigEnv, BIG_BLOCKS],
+    );
+    // Spread over 30 days; a third partial, a fifth of the NPS dismissed.
+    await em.execute(
+      `insert into responses (id, environment_id, survey_id, finished, data, ttc, variables, meta,
+          created_at, updated_at)
+        select 'rsp_big_' || lpad(i::text, 10, '0'), ?, ?, i % 3 <> 0,
+          jsonb_build_object('why', 'Answer ' || i)
+            || case when i % 5 = 0 then '{}'::jsonb else jsonb_build_object('nps', i % 11) end
+            || case when i % 3 = 0 then '{}'::jsonb
+                    else jsonb_build_object('pick', jsonb_build_array((array['A', 'B', 'C', 'D'])[1 + i % 4])) end,
+          '{"why": 3000, "nps": 1500, "pick": 2000}'::jsonb, '{}'::jsonb, '{"source": "bench"}'::jsonb,
+          now() - interval '30 days' + (i * interval '30 days' / ?), now()
+        from generate_series(1, ?) as i`,
+      [bigEnv, BIG_SURVEY, settings.BENCH_BIG_SURVEY, settings.BENCH_BIG_SURVEY],
+    );
+  }
+  // Written around the pipeline: their surveys' summaries (and so the per-survey totals) are counted here.
+  await recountSummaries((sql, params) => em.execute(sql, params));
   await em.execute(settings.BENCH_VACUUM ? 'vacuum analyze' : 'analyze');
   return (performance.now() - started) / 1000;
+}
+
+/** The big survey's summary, and pages of its responses near the start and deep down. */
+function bigSurveyCases(m: string): Case[] {
+  const n = settings.BENCH_BIG_SURVEY;
+  if (n === 0) return [];
+  const name = `survey of ${n.toLocaleString('en')} responses`;
+  const list = `${m}/responses?surveyId=${BIG_SURVEY}&limit=10`;
+  const deep = Math.floor(n * 0.9);
+  return [
+    { name: `summary, ${name}`, path: `${m}/surveys/${BIG_SURVEY}/summary` },
+    { name: `responses, first page, ${name}`, path: list, total: n, items: 10 },
+    { name: `responses at offset ${deep}, ${name}`, path: `${list}&offset=${deep}`, total: n, items: 10 },
+    // The id of the response after which the page at that offset starts (ids are seeded in order, newest last).
+    {
+      name: `responses after a deep id, ${name}`,
+      path: `${list}&after=${seededId('rsp_big', n - deep + 1)}`,
+      total: n,
+      items: 10,
+    },
+  ];
 }
 
 /** Warm-up requests, then timed ones, one at a time on one keep-alive connection. */

@@ -13,11 +13,15 @@ import {
   DELIVERY_STATUSES,
   PERMISSIONS,
   PLANS,
+  Survey,
   type DeliveryStatus,
   type Permission,
   type Plan,
 } from './store/entities.ts';
 import { replayDeliveries } from './store/integrations.ts';
+import { readSurveySummary } from './store/summary-counts.ts';
+import { parseTimeRange, type TimeRange } from './summaries/time-range.ts';
+import { summaryText } from './summaries/summary-text.ts';
 import { ROLES, startChorus, type Role } from './roles/start.ts';
 import { startAllRoles, type ReadinessReport } from './roles/supervisor.ts';
 import {
@@ -89,6 +93,13 @@ const COMMANDS: readonly Command[] = [
     words: ['topics', 'scale'],
     usage: `  chorus topics scale --partitions N             add partitions to the keyed topics (never removes any)`,
     run: scaleCommand,
+  },
+  {
+    words: ['summary'],
+    usage: `  chorus summary SURVEY_ID [--from DATE] [--to DATE] [--json]
+                                                 a survey's summary: impressions, starts, drop-offs and
+                                                 a table per element (responses created in the range)`,
+    run: summaryCommand,
   },
   { words: ['tap'], usage: TAP_USAGE, run: tapCommand },
 ];
@@ -422,6 +433,36 @@ async function scaleCommand(args: string[]): Promise<number> {
     );
   process.stderr.write(
     `Set KAFKA_PARTITIONS=${partitions} too, so that topics created from now on get as many.\n`,
+  );
+  return 0;
+}
+
+async function summaryCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      from: { type: 'string' },
+      to: { type: 'string' },
+      json: { type: 'boolean', default: false },
+    },
+  });
+  const [surveyId, ...extra] = positionals;
+  if (surveyId === undefined || extra.length > 0) throw new UsageError('give one SURVEY_ID');
+  let range: TimeRange;
+  try {
+    range = parseTimeRange(values);
+  } catch (error) {
+    argumentsWrong(error);
+  }
+  const read = await withStore(async (orm) => {
+    const em = orm.em.fork();
+    const survey = await em.findOne(Survey, { id: surveyId });
+    return survey && { survey, summary: await readSurveySummary(em, survey, range) };
+  });
+  if (!read) throw new CommandError(`No survey ${surveyId}`);
+  process.stdout.write(
+    values.json ? `${JSON.stringify(read.summary)}\n` : summaryText(read.survey, read.summary),
   );
   return 0;
 }

@@ -3,9 +3,13 @@
 // change, so exactly once and in order per response, like the rows they count.
 import type { ResponseState } from '../responses/state.ts';
 import { contributionOf, difference, displayContribution, type Tally } from '../summaries/contributions.ts';
-import type { Sample } from '../summaries/summary.ts';
+import { summarize, type Sample } from '../summaries/summary.ts';
+import { surveyShape } from '../summaries/survey-shape.ts';
+import type { TimeRange } from '../summaries/time-range.ts';
+import type { Quota } from '../surveys/definition.ts';
 import { query, type EntityManager } from './orm.ts';
 import { findSurveyShapes } from './surveys.ts';
+import { ADD_COUNTS } from './summary-recount.ts';
 import {
   ALL_TIME,
   counterRows,
@@ -14,12 +18,6 @@ import {
   QUARTER_MS,
   type CountChange,
 } from '../summaries/counter-rows.ts';
-
-const ADD_COUNTS = `insert into summary_counts (survey_id, span, start, key, n, total)
-  select survey_id, span, start, key, n, total
-  from jsonb_to_recordset(?::jsonb) as r(survey_id varchar, span varchar, start timestamptz, key text, n bigint, total double precision)
-  on conflict (survey_id, span, start, key)
-  do update set n = summary_counts.n + excluded.n, total = summary_counts.total + excluded.total`;
 
 /**
  * Adds the changes, summed per counter, in one statement. Rows are written in key order, so two
@@ -64,12 +62,6 @@ export async function countDisplays(
     tx,
     displays.map((d) => ({ ...d, change })),
   );
-}
-
-/** Creation times from `from` to `to`, both included (ISO timestamps). */
-export interface TimeRange {
-  from?: string;
-  to?: string;
 }
 
 /**
@@ -176,4 +168,31 @@ export async function readQuotaCounts(em: EntityManager, surveyId: string): Prom
     [surveyId],
   );
   return new Map(rows.map((r) => [r.quota_id, Number(r.n)]));
+}
+
+/** Element types whose summary lists samples of the newest responses (choices: their other values). */
+const SAMPLED = new Set(['openText', 'date', 'fileUpload', 'address', 'contactInfo']);
+
+/** A survey's summary (summaries/summary.ts) from its kept sums, over all of time or a range. */
+export async function readSurveySummary(
+  em: EntityManager,
+  survey: { id: string; blocks: unknown[]; widget?: Record<string, unknown> | null; quotas: unknown[] },
+  range: TimeRange = {},
+) {
+  const shape = surveyShape(survey);
+  const sampled = [
+    ...shape.elements
+      .filter(({ element }) => SAMPLED.has(element.type) || element.choices?.some((c) => c.id === 'other'))
+      .map(({ element }) => element.id),
+    ...shape.hiddenFieldIds,
+  ];
+  const [counts, samples, members] = await Promise.all([
+    readSummaryCounts(em, survey.id, range),
+    readSummarySamples(em, survey.id, sampled, range),
+    readQuotaCounts(em, survey.id),
+  ]);
+  const quotas = (survey.quotas as Quota[])
+    .map((q) => ({ id: q.id, name: q.name ?? '', limit: q.limit, count: members.get(q.id) ?? 0 }))
+    .reverse();
+  return summarize({ shape, counts, samples, quotas });
 }

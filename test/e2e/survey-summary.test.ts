@@ -4,6 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { call, startTestChorus, type RunningChorus } from '../helpers/chorus.ts';
 import { waitFor } from '../helpers/wait.ts';
+import { runChorus } from '../helpers/process.ts';
 
 describe('management API: survey summaries', () => {
   let app: RunningChorus;
@@ -125,6 +126,33 @@ describe('management API: survey summaries', () => {
     const end = await list(`&limit=1&after=${next.body.data[0].id}`);
     assert.deepEqual(end.body.data, []);
     assert.equal((await list('&after=not-an-id!')).status, 400);
+  });
+
+  test('`chorus summary` prints the same summary as a table per element, or as JSON', async () => {
+    const table = await runChorus(['summary', survey], app.world.env);
+    assert.equal(table.code, 0, table.stderr);
+    const lines = table.stdout.split('\n');
+    assert.match(lines[0]!, new RegExp(`\\(${survey}\\)$`));
+    assert.ok(
+      lines.some((l) => /^\s+4\s+2 \(50%\)\s+1 \(25%\)\s+1 \(50%\)\s+1\.20 s$/.test(l)),
+      table.stdout,
+    );
+    assert.ok(lines.includes('Why? (q1, openText): 2 responses'), table.stdout);
+    assert.ok(lines.includes('  "fast"'), table.stdout);
+    assert.ok(
+      lines.some((l) => /^\s+promoters\s+1\s+100%$/.test(l)),
+      table.stdout,
+    );
+
+    const json = await runChorus(['summary', survey, '--json'], app.world.env);
+    const http = await api('GET', `/api/v1/management/surveys/${survey}/summary`);
+    assert.deepEqual(JSON.parse(json.stdout), http.body.data);
+
+    const unknown = await runChorus(['summary', 'srv_unknown'], app.world.env);
+    assert.deepEqual([unknown.code, unknown.stderr.trim()], [1, 'No survey srv_unknown']);
+    const bad = await runChorus(['summary', survey, '--from', 'yesterday'], app.world.env);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /from/);
   });
 
   test('bad ranges, unknown surveys and missing keys are refused with clear errors', async () => {

@@ -1,0 +1,26 @@
+// The creation-time range of a summary (`from`, `to`: both included), as the API and the CLI take it.
+import { invalidInput } from '../errors.ts';
+
+/** ISO timestamps; an end left out is open. */
+export interface TimeRange {
+  from?: string;
+  to?: string;
+}
+
+const DATE_OR_TIME = /^\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:\d{2}))?$/;
+
+/** A date or an ISO 8601 date-time with a time zone for each end given; `invalid_input` names a bad one. */
+export function parseTimeRange(raw: { from?: string | null; to?: string | null }): TimeRange {
+  const range: TimeRange = {};
+  const problems: Record<string, string> = {};
+  for (const name of ['from', 'to'] as const) {
+    const value = raw[name];
+    if (value === null || value === undefined || value === '') continue;
+    const at = DATE_OR_TIME.test(value) ? Date.parse(value) : NaN;
+    if (Number.isNaN(at)) problems[name] = 'must be a date or an ISO 8601 date-time with a time zone';
+    else range[name] = new Date(at).toISOString();
+  }
+  if (range.from && range.to && range.from > range.to) problems['to'] = 'must not be before from';
+  if (Object.keys(problems).length > 0) throw invalidInput(problems);
+  return range;
+}
