@@ -237,6 +237,12 @@ const ROUTES: RouteSpec[] = [
     // Keeps the survey taking responses, so that the client routes stay reachable.
     body: () => ({ name: 'Renamed', status: 'inProgress' }),
   },
+  {
+    pattern: '/api/v1/management/surveys/:surveyId/summary',
+    methods: ['GET'],
+    params: { surveyId: 'survey' },
+    management: true,
+  },
   { pattern: '/api/v1/management/contacts', methods: ['GET'], params: {}, management: true },
   {
     pattern: '/api/v1/management/contacts/:contactId',
@@ -713,6 +719,10 @@ const QUERIES = [
   '?error=access_denied',
   '?%zz=1',
   '?a=' + 'q'.repeat(6_000),
+  '?from=2026-13-45&to=yesterday',
+  '?from=2030-01-01&to=2020-01-01',
+  '?to=%00',
+  '?after=..%2F',
 ];
 
 /** The `n`th bad request of the run with this PRNG. */
