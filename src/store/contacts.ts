@@ -7,6 +7,7 @@ import { batchedReads } from './batched-reads.ts';
 import { query } from './orm.ts';
 import { lockResponses } from './response-rows.ts';
 import { countDisplays, countResponseChanges } from './summary-counts.ts';
+import { findBatchSurveys } from './surveys.ts';
 
 /** A contact as the API shows it. */
 export interface ContactRecord {
@@ -113,9 +114,11 @@ export async function deleteContact(em: EntityManager, contact: ContactRecord): 
       tx,
       responseIds.map((r) => r.id),
     );
+    const removed = [...responses.values()];
     await countResponseChanges(
       tx,
-      [...responses.values()].map((before) => ({ before, after: undefined })),
+      removed.map((before) => ({ before, after: undefined })),
+      await findBatchSurveys(tx, [...new Set(removed.map((r) => r.surveyId))]),
     );
     await tx.execute('delete from responses where contact_id = ?', [contact.id]);
     const displays = await tx.execute<{ survey_id: string; created_at: Date }[]>(

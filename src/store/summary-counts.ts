@@ -4,11 +4,10 @@
 import type { ResponseState } from '../responses/state.ts';
 import { contributionOf, difference, displayContribution, type Tally } from '../summaries/contributions.ts';
 import { summarize, type Sample } from '../summaries/summary.ts';
-import { surveyShape } from '../summaries/survey-shape.ts';
+import { surveyShape, type SurveyShape } from '../summaries/survey-shape.ts';
 import type { TimeRange } from '../summaries/time-range.ts';
 import type { Quota } from '../surveys/definition.ts';
 import { query, type EntityManager } from './orm.ts';
-import { findSurveyShapes } from './surveys.ts';
 import { ADD_COUNTS } from './summary-recount.ts';
 import {
   ALL_TIME,
@@ -30,20 +29,20 @@ export async function addToSummaryCounts(tx: EntityManager, changes: readonly Co
 
 /**
  * Counts changes of responses: each adds the difference between the response's contribution
- * after it (none once deleted) and before it (none when new). A response whose survey was deleted
- * is in no summary.
+ * after it (none once deleted) and before it (none when new). `surveys`: those of the changes
+ * (findBatchSurveys); a response whose survey was deleted is in no summary.
  */
 export async function countResponseChanges(
   tx: EntityManager,
   changes: readonly { before: ResponseState | undefined; after: ResponseState | undefined }[],
+  surveys: ReadonlyMap<string, { shape: SurveyShape }>,
 ): Promise<void> {
   const surveyOf = (c: (typeof changes)[number]) => (c.after ?? c.before)!;
-  const shapes = await findSurveyShapes(tx, [...new Set(changes.map((c) => surveyOf(c).surveyId))]);
   await addToSummaryCounts(
     tx,
     changes.flatMap((c) => {
       const { surveyId, createdAt } = surveyOf(c);
-      const shape = shapes.get(surveyId);
+      const shape = surveys.get(surveyId)?.shape;
       if (!shape) return [];
       const contribution = (state: ResponseState | undefined) => state && contributionOf(state, shape);
       return [{ surveyId, createdAt, change: difference(contribution(c.before), contribution(c.after)) }];

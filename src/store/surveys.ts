@@ -118,42 +118,37 @@ export async function findSurveySnapshot(em: EntityManager, id: string): Promise
   };
 }
 
-/**
- * The surveys among `surveyIds` that have quotas, with their quotas and the questions their
- * conditions name choices of, read in the caller's transaction in one round trip (a survey without
- * quotas sends neither, however large its blocks).
- */
-export async function findSurveyQuotas(
-  tx: EntityManager,
-  surveyIds: readonly string[],
-): Promise<{ surveyId: string; quotas: Quota[]; questions: Element[] }[]> {
-  if (surveyIds.length === 0) return [];
-  const rows = await tx.execute<{ id: string; quotas: Quota[]; blocks: unknown[] }[]>(
-    `select id, quotas, blocks from surveys where id in (${surveyIds.map(() => '?').join(', ')}) and quotas <> '[]'::jsonb`,
-    [...surveyIds],
-  );
-  return rows.map((s) => ({
-    surveyId: s.id,
-    quotas: s.quotas,
-    questions: questionsOf({ blocks: s.blocks }),
-  }));
+/** What the response processor reads of a survey for a batch: its quotas, and its summary's shape. */
+export interface BatchSurvey {
+  quotas: Quota[];
+  /** The questions the quota conditions name choices of. */
+  questions: Element[];
+  shape: SurveyShape;
 }
 
-/** What the summaries of these surveys count by (summaries/survey-shape.ts), by survey id. */
-export async function findSurveyShapes(
+/**
+ * The surveys among `surveyIds` that still exist, by id, read in the caller's transaction in one
+ * round trip: what quota counting (processors/responses/count-quotas.ts) and the summaries
+ * (summary-counts.ts) need of each.
+ */
+export async function findBatchSurveys(
   tx: EntityManager,
   surveyIds: readonly string[],
-): Promise<Map<string, SurveyShape>> {
+): Promise<Map<string, BatchSurvey>> {
   if (surveyIds.length === 0) return new Map();
-  const rows = await query<{ id: string; blocks: unknown[]; hidden_fields: unknown }>(
+  const rows = await query<{ id: string; quotas: Quota[]; blocks: unknown[]; hidden_fields: unknown }>(
     tx,
-    `select id, blocks, widget->'hiddenFields' as hidden_fields from surveys where id = any(?)`,
+    `select id, quotas, blocks, widget->'hiddenFields' as hidden_fields from surveys where id = any(?)`,
     [surveyIds],
   );
   return new Map(
     rows.map((row) => [
       row.id,
-      surveyShape({ blocks: row.blocks, widget: { hiddenFields: row.hidden_fields } }),
+      {
+        quotas: row.quotas,
+        questions: questionsOf({ blocks: row.blocks }),
+        shape: surveyShape({ blocks: row.blocks, widget: { hiddenFields: row.hidden_fields } }),
+      },
     ]),
   );
 }

@@ -64,11 +64,9 @@ test(
     const { major, debian } = imageBase();
     assert.equal(debian, 'trixie', 'the image runs on Debian 13, as this test does');
     const missing = unavailable();
-    // Skipped only where the root cannot be made (not root, no debootstrap): the reason is printed.
-    if (missing) return t.skip(missing);
+    if (missing) return t.skip(missing); // skipped only where the root cannot be made (not root, no debootstrap), saying why
     const node = await nodeRuntime(major);
-    // Skipped only where the npm registry's `node` package cannot be fetched, saying so.
-    if ('unavailable' in node) return t.skip(node.unavailable);
+    if ('unavailable' in node) return t.skip(node.unavailable); // skipped only without the npm registry's `node` package, saying why
 
     const started = Date.now();
     const run = await runBounded(

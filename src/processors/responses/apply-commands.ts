@@ -7,6 +7,7 @@ import type { EntityManager } from '../../store/orm.ts';
 import { lockResponses, saveResponses } from '../../store/response-rows.ts';
 import { recordRefused, refusedAmong } from '../../store/refused-responses.ts';
 import { countResponseChanges } from '../../store/summary-counts.ts';
+import { findBatchSurveys } from '../../store/surveys.ts';
 import type { ResponseCommand, ResponseCreated } from '../../events/responses.ts';
 import { countQuotas } from './count-quotas.ts';
 import { enqueueDeliveries } from './enqueue-deliveries.ts';
@@ -100,10 +101,12 @@ export async function applyCommands(
     tx,
     acceptedCreates.map((c) => c.state),
   );
-  await countQuotas(tx, accepted);
+  const surveys = await findBatchSurveys(tx, [...new Set(accepted.map((s) => s.surveyId))]);
+  await countQuotas(tx, accepted, surveys);
   await countResponseChanges(
     tx,
     accepted.map((after) => ({ before: existing.get(after.id), after })),
+    surveys,
   );
   if (rejections.length > 0) await effects.reject(rejections);
   const appliedAt = new Date().toISOString();

@@ -10,17 +10,20 @@
 // check-and-insert atomic.
 import type { EntityManager } from '../../store/orm.ts';
 import { addQuotaMember, countQuotaMembers, lockQuotas } from '../../store/quota-members.ts';
-import { findSurveyQuotas, pauseSurvey } from '../../store/surveys.ts';
+import { pauseSurvey, type BatchSurvey } from '../../store/surveys.ts';
 import type { Quota } from '../../surveys/definition.ts';
 import { countsTowards, matchesQuota } from '../../surveys/quotas.ts';
 import { announceSurveyChange } from '../../store/survey-changes.ts';
 import type { ResponseState } from '../../responses/state.ts';
 
-export async function countQuotas(tx: EntityManager, states: readonly ResponseState[]): Promise<void> {
-  const surveyIds = [...new Set(states.map((s) => s.surveyId))];
-  const surveys = await findSurveyQuotas(tx, surveyIds);
+/** `surveys`: the batch's surveys (findBatchSurveys). */
+export async function countQuotas(
+  tx: EntityManager,
+  states: readonly ResponseState[],
+  surveys: ReadonlyMap<string, BatchSurvey>,
+): Promise<void> {
   const candidates: { quota: Quota; surveyId: string; responseId: string }[] = [];
-  for (const { surveyId, quotas, questions } of surveys) {
+  for (const [surveyId, { quotas, questions }] of surveys) {
     if (quotas.length === 0) continue;
     for (const state of states) {
       if (state.surveyId !== surveyId) continue;

@@ -113,31 +113,29 @@ describe('survey summaries kept by the processors', () => {
     const em = world.orm.em.fork();
     ({ environmentId } = await createEnvironment(em, { plan: 'enterprise', name: 'summaries' }));
     surveyId = (await createSurvey(em, { environmentId, status: 'inProgress', blocks: BLOCKS })).id;
-    const effects = {
-      orm: world.orm,
-      deadLetters: world.outputs.deadLetters,
-      logger: world.logger,
-    };
+    const effects = { orm: world.orm, deadLetters: world.outputs.deadLetters, logger: world.logger };
+    const consume = (
+      topic: 'responses' | 'displays',
+      handler: Parameters<typeof runConsumer>[1]['handler'],
+    ) =>
+      runConsumer(
+        world.kafka,
+        {
+          groupId: `${world.config.kafka.groupPrefix}.${topic}`,
+          topic: world.topics[topic],
+          concurrency: 4,
+          handler,
+        },
+        world.logger,
+      );
     consumers = await Promise.all([
-      runConsumer(
-        world.kafka,
-        {
-          groupId: `${world.config.kafka.groupPrefix}.responses`,
-          topic: world.topics.responses,
-          concurrency: 4,
-          handler: batchHandler(responseProcessor, { ...effects, output: world.outputs.responseEvents }),
-        },
-        world.logger,
+      consume(
+        'responses',
+        batchHandler(responseProcessor, { ...effects, output: world.outputs.responseEvents }),
       ),
-      runConsumer(
-        world.kafka,
-        {
-          groupId: `${world.config.kafka.groupPrefix}.displays`,
-          topic: world.topics.displays,
-          concurrency: 4,
-          handler: batchHandler(displayProcessor, { ...effects, output: world.outputs.displayEvents }),
-        },
-        world.logger,
+      consume(
+        'displays',
+        batchHandler(displayProcessor, { ...effects, output: world.outputs.displayEvents }),
       ),
     ]);
   });
