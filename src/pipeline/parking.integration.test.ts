@@ -61,7 +61,8 @@ describe('commands that arrive before what they apply to', () => {
       topic: world.topics.responses,
       handler: handle,
       ready: parkedForDecidedResponses,
-      expiry: { seconds: 2, reason: 'response_not_found' },
+      // Long enough for the first test's create to come on a loaded CI machine, short for the second.
+      expiry: { seconds: 6, reason: 'response_not_found' },
       deadLetters: world.outputs.deadLetters,
       logger: world.logger,
       idleMs: 100,
