@@ -4,12 +4,14 @@
 // its own writes. Absent records are cached briefly too, so unknown ids cannot hammer the store.
 //
 // Bounded by generations, not by evicting the oldest entry one at a time: entries are written to the
-// current generation, and when it holds half of `maxEntries` it becomes the previous one and the
-// one before is dropped whole. So at most `maxEntries` are kept, an entry stays for at least
-// `maxEntries / 2` later writes, and a write costs O(1) whatever the history. (Evicting the oldest
-// with `map.keys().next()` scans the deleted slots a Map keeps at its front until it is rehashed:
-// under a steady stream of writes to a full cache that scan grows to tens of thousands of slots per
-// write, and the edge slowed down by half within a minute.)
+// newest of GENERATIONS maps, and when it holds its share of `maxEntries` a new one is begun and the
+// oldest is dropped whole. So at most `maxEntries` are kept, an entry stays for at least
+// `maxEntries × (GENERATIONS − 1) / GENERATIONS` later writes, and a write costs O(1) whatever the
+// history. (Evicting the oldest with `map.keys().next()` scans the deleted slots a Map keeps at its
+// front until it is rehashed: under a steady stream of writes to a full cache that scan grows to
+// tens of thousands of slots per write, and the edge slowed down by half within a minute.) Several
+// small generations rather than two halves: a full cache's memory then swings by a quarter as the
+// oldest is dropped, not by a half (the soak compares the memory of one ten minutes with another's).
 //
 // Outages of the store (`serveStale`). An entry past its time-to-live is not dropped: it stays until
 // its generation is, and when its reload fails because the store is unavailable (the `unavailable`
@@ -36,6 +38,9 @@ export interface DirectoryOptions {
   serveStale?: boolean;
 }
 
+/** How many maps a directory's entries are spread over (see the top of this file). */
+const GENERATIONS = 4;
+
 /** While the store is unavailable, a stale entry is reloaded at most this often. */
 export const STALE_RETRY_MS = 1_000;
 
@@ -48,8 +53,8 @@ interface Entry<V> {
 }
 
 export class Directory<V> {
-  private current = new Map<string, Entry<V>>();
-  private previous = new Map<string, Entry<V>>();
+  /** Newest first; entries are written to the first. */
+  private readonly generations: Map<string, Entry<V>>[] = [new Map<string, Entry<V>>()];
   /** The loads in flight; a load is kept only while it is still its key's (see `load`). */
   private readonly loading = new Map<string, Promise<V | undefined>>();
   /** A load failed because the store is unavailable, and none has succeeded since. */
@@ -81,8 +86,7 @@ export class Directory<V> {
 
   /** Forgets a key whose record changed; its load in flight, if any, is not kept. */
   delete(key: string): void {
-    this.current.delete(key);
-    this.previous.delete(key);
+    for (const generation of this.generations) generation.delete(key);
     this.loading.delete(key);
   }
 
@@ -105,7 +109,7 @@ export class Directory<V> {
   revalidate(): void {
     this.loading.clear();
     this.storeDown = false; // a reload waits for the store again, unless it fails once more
-    for (const generation of [this.current, this.previous])
+    for (const generation of this.generations)
       for (const entry of generation.values()) {
         entry.expiresAt = 0;
         entry.retryAt = 0;
@@ -119,16 +123,21 @@ export class Directory<V> {
    */
   set(key: string, value: V | undefined, { provisional = false } = {}): void {
     const ttl = value === undefined ? this.options.absentTtlMs : this.options.ttlMs;
-    this.previous.delete(key); // the current generation's entry is the one read
-    this.current.set(key, { value, expiresAt: provisional ? 0 : Date.now() + ttl, retryAt: 0 });
-    if (this.current.size >= Math.max(1, this.options.maxEntries / 2)) {
-      this.previous = this.current;
-      this.current = new Map();
+    const [newest, ...older] = this.generations as [Map<string, Entry<V>>, ...Map<string, Entry<V>>[]];
+    for (const generation of older) generation.delete(key); // a key is held once
+    newest.set(key, { value, expiresAt: provisional ? 0 : Date.now() + ttl, retryAt: 0 });
+    if (newest.size >= Math.max(1, this.options.maxEntries / GENERATIONS)) {
+      this.generations.unshift(new Map<string, Entry<V>>());
+      if (this.generations.length > GENERATIONS) this.generations.pop();
     }
   }
 
   private entryOf(key: string): Entry<V> | undefined {
-    return this.current.get(key) ?? this.previous.get(key);
+    for (const generation of this.generations) {
+      const entry = generation.get(key);
+      if (entry) return entry;
+    }
+    return undefined;
   }
 
   /** The key's load in flight, or a new one (concurrent misses share it). */
