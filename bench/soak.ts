@@ -34,7 +34,7 @@ import { prepareResponseBench } from './world.ts';
 const Settings = Type.Object({
   SOAK_MINUTES: Type.Number({ default: 30, minimum: 1 }),
   // Unset: until the edge's response statuses reached their bound at the soak's rate (then they
-  // swing between half and all of it), and at least 10 minutes.
+  // swing between three quarters and all of it), and at least 10 minutes.
   SOAK_WARMUP_MINUTES: Type.Optional(Type.Number({ minimum: 0 })),
   SOAK_REPORT_MINUTES: Type.Number({ default: 5, exclusiveMinimum: 0 }),
   SOAK_RATE: Type.Optional(Type.Number({ minimum: 1 })),
