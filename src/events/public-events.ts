@@ -4,7 +4,12 @@
 import type Type from 'typebox';
 import { ContactDeletedFact, ContactIdentifiedFact, ContactUpdatedFact } from './contact-events.ts';
 import { DisplayCreatedFact } from './display-events.ts';
-import { ResponseCreatedFact, ResponseFinished, ResponseUpdatedFact } from './response-events.ts';
+import {
+  ResponseCreatedFact,
+  ResponseDeletedFact,
+  ResponseFinished,
+  ResponseUpdatedFact,
+} from './response-events.ts';
 import {
   SurveyCreatedFact,
   SurveyDeletedFact,
@@ -40,6 +45,7 @@ export const PUBLIC_EVENTS: readonly PublicEvent[] = [
   event('response-events', 'response.created', ResponseCreatedFact),
   event('response-events', 'response.updated', ResponseUpdatedFact),
   event('response-events', 'response.finished', ResponseFinished),
+  event('response-events', 'response.deleted', ResponseDeletedFact),
   event('display-events', 'display.created', DisplayCreatedFact),
   event('contact-events', 'contact.identified', ContactIdentifiedFact),
   event('contact-events', 'contact.updated', ContactUpdatedFact),

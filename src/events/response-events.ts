@@ -2,7 +2,8 @@
 // response id: the merged state of a response after every change applied to it, in order. A create
 // is `response.created`, each later update `response.updated`, and the change that finishes it is
 // also announced as `response.finished` (a response created finished gets both `created` and
-// `finished`), as Formbricks' webhooks see them. Read by analysts (the deliveries of each change are
+// `finished`), as Formbricks' webhooks see them. A deletion is `response.deleted`, with ids only, so
+// that downstream stores can erase the answers and nothing of them is written again. Read by analysts (the deliveries of each change are
 // recorded by the response processor itself, not from this topic).
 import Type, { type Static } from 'typebox';
 import { Compile } from 'typebox/compile';
@@ -61,13 +62,31 @@ export const ResponseUpdatedFact = responseFact('response.updated');
 export const ResponseFinished = responseFact('response.finished');
 export type ResponseFinished = Static<typeof ResponseFinished>;
 
-export const ResponseFact = Type.Union([ResponseCreatedFact, ResponseUpdatedFact, ResponseFinished]);
+/** A change of a response's state: what webhooks and integrations are sent. */
+export type ResponseChangeFact = Static<
+  typeof ResponseCreatedFact | typeof ResponseUpdatedFact | typeof ResponseFinished
+>;
+
+export const ResponseDeletedFact = Type.Object({
+  type: Type.Literal('response.deleted'),
+  ...FactEnvelope,
+  responseId: Type.String(),
+  surveyId: Type.String(),
+});
+export type ResponseDeletedFact = Static<typeof ResponseDeletedFact>;
+
+export const ResponseFact = Type.Union([
+  ResponseCreatedFact,
+  ResponseUpdatedFact,
+  ResponseFinished,
+  ResponseDeletedFact,
+]);
 export type ResponseFact = Static<typeof ResponseFact>;
 export const ResponseFactCheck = Compile(ResponseFact);
 
 /**
  * Deterministic ids: a redelivered batch announces the same changes with the same ids. A response
- * is created and finished once; each update is named by the command that made it.
+ * is created, finished and deleted once; each update is named by the command that made it.
  */
 export const responseFactId = (type: ResponseFact['type'], responseId: string, commandEventId: string) =>
   type === 'response.updated'

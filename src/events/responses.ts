@@ -1,5 +1,6 @@
 // The contract of the `responses` topic: commands accepted by the edge, applied by the response
-// processor. Keyed by response id, so all commands of one response are applied in order.
+// processor. Keyed by response id, so all commands of one response are applied in order: a create,
+// updates that merge into it (responses/merge.ts), and a deletion (management API) that ends it.
 import Type, { type Static } from 'typebox';
 import { Compile } from 'typebox/compile';
 import { CommandEnvelope } from './envelope.ts';
@@ -41,6 +42,16 @@ export const ResponseUpdated = Type.Object({
 });
 export type ResponseUpdated = Static<typeof ResponseUpdated>;
 
-export const ResponseCommand = Type.Union([ResponseCreated, ResponseUpdated]);
+/** A change that merges into the response's state (responses/merge.ts). */
+export type ResponseChange = ResponseCreated | ResponseUpdated;
+
+/** Deleted through the management API: the edge writes it only for a stored response. */
+export const ResponseDeleted = Type.Object({
+  type: Type.Literal('response.deleted'),
+  ...ResponseEnvelope,
+});
+export type ResponseDeleted = Static<typeof ResponseDeleted>;
+
+export const ResponseCommand = Type.Union([ResponseCreated, ResponseUpdated, ResponseDeleted]);
 export type ResponseCommand = Static<typeof ResponseCommand>;
 export const ResponseCommandCheck = Compile(ResponseCommand);

@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ResponseCommand, ResponseCreated, ResponseUpdated } from '../events/responses.ts';
+import type { ResponseChange, ResponseCreated, ResponseUpdated } from '../events/responses.ts';
 import { responseCreated, responseUpdated, testTime as at } from '../../test/helpers/events.ts';
 import { foldResponse, mergeResponse, type ResponseState } from './merge.ts';
 
@@ -98,7 +98,7 @@ describe('commands applied in another order than their edge accepted them', () =
     let s = seed;
     const random = (n: number) => ((s = (s * 1103515245 + 12345) % 2 ** 31), s % n);
     const keys = ['q1', 'q2', 'q3', 'q4'];
-    const commands: ResponseCommand[] = [create({ clock: 1_000, data: { q1: 'first' } })];
+    const commands: ResponseChange[] = [create({ clock: 1_000, data: { q1: 'first' } })];
     const updates = 2 + random(5);
     for (let i = 1; i <= updates; i++) {
       const key = keys[random(keys.length)]!;

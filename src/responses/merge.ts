@@ -8,7 +8,7 @@
 // So a response's commands give the same state in whatever order they are applied, as long as its
 // create comes first (the processor parks the others until it does). In order, this is simply
 // "sent keys overwrite, keys not sent are kept".
-import type { ResponseCommand, ResponseCreated } from '../events/responses.ts';
+import type { ResponseChange, ResponseCreated } from '../events/responses.ts';
 import type { Rejected } from '../events/dead-letters.ts';
 import { clockOf } from '../events/clock.ts';
 import type { RejectionReason, ResponseClocks, ResponseState } from './state.ts';
@@ -31,7 +31,7 @@ const RULES = {
    */
 } as const;
 
-export function mergeResponse(state: ResponseState | undefined, command: ResponseCommand): MergeOutcome {
+export function mergeResponse(state: ResponseState | undefined, command: ResponseChange): MergeOutcome {
   if (command.type === 'response.created') {
     if (state) return { kind: 'rejected', reason: 'response_already_exists', state };
     return { kind: 'applied', state: withTotal(created(command)) };
@@ -109,14 +109,14 @@ export function finishedAfter(finished: boolean, sent: boolean | undefined): boo
  */
 export function foldResponse(
   state: ResponseState | undefined,
-  commands: readonly ResponseCommand[],
+  commands: readonly ResponseChange[],
 ): {
   state: ResponseState | undefined;
-  applied: { command: ResponseCommand; state: ResponseState }[];
-  rejected: Rejected<ResponseCommand, RejectionReason>[];
+  applied: { command: ResponseChange; state: ResponseState }[];
+  rejected: Rejected<ResponseChange, RejectionReason>[];
 } {
-  const applied: { command: ResponseCommand; state: ResponseState }[] = [];
-  const rejected: Rejected<ResponseCommand, RejectionReason>[] = [];
+  const applied: { command: ResponseChange; state: ResponseState }[] = [];
+  const rejected: Rejected<ResponseChange, RejectionReason>[] = [];
   for (const command of commands) {
     const outcome = mergeResponse(state, command);
     if (outcome.kind === 'applied') {

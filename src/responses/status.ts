@@ -18,6 +18,8 @@ export interface ResponseStatus {
    * when the entry was made: a quota added later sees older answers once the entry is reloaded.
    */
   quotaAnswers: Readonly<Record<string, unknown>>;
+  /** Deleted through the management API: its updates are refused as not found. */
+  deleted?: true;
 }
 
 const NOTHING: readonly string[] = Object.freeze([]);
@@ -66,6 +68,11 @@ export function statusAfterUpdate(
       ? quotaAnswersOf(quotas, mergeShallow(status.quotaAnswers, update.data))
       : status.quotaAnswers,
   };
+}
+
+/** What the edge keeps of a deleted response until the processor removed it from the store. */
+export function deletedStatus(environmentId: string, surveyId: string): ResponseStatus {
+  return { ...finishedStatus(environmentId, surveyId), deleted: true };
 }
 
 /**

@@ -3,7 +3,7 @@
 // environment that the change fires. The response processor asks once per batch, in the
 // transaction that applies it, and records the deliveries there (processors/responses/
 // enqueue-deliveries.ts).
-import type { ResponseFact } from '../events/response-events.ts';
+import type { ResponseChangeFact } from '../events/response-events.ts';
 import type { WebhookTrigger } from './entities.ts';
 import type { SurveyLink } from './integrations.ts';
 import { query, type EntityManager } from './orm.ts';
@@ -67,14 +67,14 @@ export async function deliveryTargets(
   return targets;
 }
 
-const TRIGGER_OF_FACT: Readonly<Record<ResponseFact['type'], WebhookTrigger>> = {
+const TRIGGER_OF_FACT: Readonly<Record<ResponseChangeFact['type'], WebhookTrigger>> = {
   'response.created': 'responseCreated',
   'response.updated': 'responseUpdated',
   'response.finished': 'responseFinished',
 };
 
 /** The webhook trigger a response fact fires, by Formbricks' names. */
-export function triggerOf(factType: ResponseFact['type']): WebhookTrigger {
+export function triggerOf(factType: ResponseChangeFact['type']): WebhookTrigger {
   return TRIGGER_OF_FACT[factType];
 }
 

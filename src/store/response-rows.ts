@@ -67,3 +67,22 @@ export async function saveResponses(tx: EntityManager, states: readonly Response
 function toIso(value: unknown): string {
   return value instanceof Date ? value.toISOString() : new Date(String(value)).toISOString();
 }
+
+/**
+ * Deletes responses (of `removed`, each with its survey) with their quota memberships and
+ * deliveries: no foreign keys lead from those to `responses`, they go explicitly.
+ */
+export async function removeResponses(
+  tx: EntityManager,
+  removed: readonly { id: string; surveyId: string }[],
+): Promise<void> {
+  if (removed.length === 0) return;
+  const ids = removed.map((r) => r.id);
+  await query(
+    tx,
+    `delete from quota_members where survey_id = any(?) and response_id = any(?)`, // the key's survey prefix
+    [[...new Set(removed.map((r) => r.surveyId))], ids],
+  );
+  await query(tx, `delete from deliveries where response_id = any(?)`, [ids]);
+  await query(tx, `delete from responses where id = any(?)`, [ids]);
+}

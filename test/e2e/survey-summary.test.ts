@@ -168,4 +168,49 @@ describe('management API: survey summaries', () => {
     const anonymous = await call(app.baseUrl, 'GET', `/api/v1/management/surveys/${survey}/summary`);
     assert.equal(anonymous.status, 401);
   });
+  test('a response deleted with a manage key leaves the summary and the list, and its updates are refused', async () => {
+    const summaryPath = `/api/v1/management/surveys/${survey}/summary`;
+    const started = await client('/responses', {
+      surveyId: survey,
+      finished: false,
+      data: { q1: 'to be deleted' },
+      ttc: { q1: 100 },
+    });
+    const id: string = started.body.data.id;
+    const path = `/api/v1/management/responses/${id}`;
+    await waitFor(async () => (await api('GET', path)).status === 200, { what: 'the response stored' });
+    const counted = await waitFor(
+      async () => {
+        const total = (await api('GET', summaryPath)).body.data.meta.totalResponses as number;
+        return total === 3 ? total : undefined;
+      },
+      { what: 'the response counted' },
+    );
+
+    const writer = await runChorus(
+      ['api-key', 'create', '--environment', `${env}:write`, '--json'],
+      app.world.env,
+    );
+    const writeKey = (JSON.parse(writer.stdout) as { apiKey: string }).apiKey;
+    const refused = await call(app.baseUrl, 'DELETE', path, undefined, { 'x-api-key': writeKey });
+    assert.equal(refused.status, 403, 'deleting needs manage');
+
+    const deleted = await api('DELETE', path);
+    assert.equal(deleted.status, 200, JSON.stringify(deleted.body));
+    assert.equal(deleted.body.data.id, id);
+    assert.deepEqual(deleted.body.data.data, { q1: 'to be deleted' }, 'the response as it was stored');
+    const update = await client(`/responses/${id}`, { data: { q2: 3 } }, 'PUT');
+    assert.equal(update.status, 404, 'its updates are refused from the answer on');
+    assert.equal((await api('DELETE', path)).status, 404, 'deleted once');
+
+    await waitFor(async () => (await api('GET', path)).status === 404, { what: 'the response gone' });
+    assert.equal((await api('GET', summaryPath)).body.data.meta.totalResponses, counted - 1);
+    const list = await api('GET', `/api/v1/management/responses?surveyId=${survey}`);
+    assert.equal(list.headers.get('x-total-count'), String(counted - 1));
+    assert.ok(!list.body.data.some((r: { id: string }) => r.id === id));
+
+    assert.equal((await api('DELETE', '/api/v1/management/responses/rsp_unknown')).status, 404);
+    assert.equal((await api('DELETE', '/api/v1/management/responses/not-an-id!')).status, 400);
+    assert.equal((await call(app.baseUrl, 'DELETE', path)).status, 401);
+  });
 });

@@ -7,11 +7,11 @@ import type { ContactIdentified } from '../../src/events/contacts.ts';
 import type { DisplayCreated } from '../../src/events/displays.ts';
 import {
   responseFactId,
-  type ResponseFact,
+  type ResponseChangeFact,
   type ResponseFinished,
   type ResponseSnapshot,
 } from '../../src/events/response-events.ts';
-import type { ResponseCreated, ResponseUpdated } from '../../src/events/responses.ts';
+import type { ResponseCreated, ResponseDeleted, ResponseUpdated } from '../../src/events/responses.ts';
 import { contactIdFor, newId } from '../../src/ids.ts';
 
 export const TEST_ENVIRONMENT = 'env_test';
@@ -58,6 +58,10 @@ export function responseUpdated(fields: Partial<ResponseUpdated> = {}): Response
   return { type: 'response.updated', ...envelope(), responseId: TEST_RESPONSE, ...fields };
 }
 
+export function responseDeleted(fields: Partial<ResponseDeleted> = {}): ResponseDeleted {
+  return { type: 'response.deleted', ...envelope(), responseId: TEST_RESPONSE, ...fields };
+}
+
 export function displayCreated(fields: Partial<DisplayCreated> = {}): DisplayCreated {
   return {
     type: 'display.created',
@@ -82,15 +86,17 @@ export function contactIdentified(
 }
 
 /** A fact as the response processor announces it: its id is derived from the response's. */
-export function responseFact<T extends ResponseFact['type']>(
+export function responseFact<T extends ResponseChangeFact['type']>(
   type: T,
-  fields: Partial<Omit<ResponseFact, 'type' | 'response'>> & { response?: Partial<ResponseSnapshot> } = {},
-): Extract<ResponseFact, { type: T }> {
+  fields: Partial<Omit<ResponseChangeFact, 'type' | 'response'>> & {
+    response?: Partial<ResponseSnapshot>;
+  } = {},
+): Extract<ResponseChangeFact, { type: T }> {
   const responseId = fields.responseId ?? TEST_RESPONSE;
   const base = envelope();
   const environmentId = fields.environmentId ?? base.environmentId;
   const surveyId = fields.surveyId ?? TEST_SURVEY;
-  const fact: ResponseFact = {
+  const fact: ResponseChangeFact = {
     type,
     ...base,
     appliedAt: base.occurredAt,
@@ -117,7 +123,7 @@ export function responseFact<T extends ResponseFact['type']>(
       ...fields.response,
     },
   };
-  return fact as Extract<ResponseFact, { type: T }>;
+  return fact as Extract<ResponseChangeFact, { type: T }>;
 }
 
 /** A finish as the response processor announces it. */

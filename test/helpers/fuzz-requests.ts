@@ -283,6 +283,13 @@ const ROUTES: RouteSpec[] = [
     params: { responseId: 'response' },
     management: true,
   },
+  // Not the fixture response: the other routes' requests keep updating it.
+  {
+    pattern: '/api/v1/management/responses/:responseId',
+    methods: ['DELETE'],
+    params: { responseId: 'any' },
+    management: true,
+  },
   { pattern: '/api/v1/management/integrations', methods: ['GET'], params: {}, management: true },
   {
     pattern: '/api/v1/management/integrations/:integrationId',

@@ -186,7 +186,8 @@ async function updateResponse(ctx: ClientContext, request: RouteRequest) {
   await requireEnvironment(ctx, environmentId);
 
   const status = await ctx.responses.get(responseId);
-  if (!status || status.environmentId !== environmentId) throw notFound('Response', responseId);
+  if (!status || status.deleted || status.environmentId !== environmentId)
+    throw notFound('Response', responseId);
   if (status.finished) {
     throw new ChorusError('response_already_finished', 'Response is already finished', {
       code: 'response_already_finished',

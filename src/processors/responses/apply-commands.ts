@@ -1,14 +1,19 @@
 // Step 2 of the response pipeline: in the batch's transaction (whose event ids the pipeline has
 // claimed), the fresh commands are applied: lock and load rows → park the updates of responses not
-// created yet → fold → single-use check → link contacts → persist → link displays → count quotas →
-// count summaries → record rejections → enqueue the deliveries of every change → announce every change on
-// response-events (before the commit).
+// created yet → fold → single-use check → link contacts → persist, delete the deleted → link
+// displays → count quotas → count summaries → record rejections → enqueue the deliveries of every
+// change → announce every change and deletion on response-events (before the commit).
 import type { EntityManager } from '../../store/orm.ts';
-import { lockResponses, saveResponses } from '../../store/response-rows.ts';
+import { lockResponses, removeResponses, saveResponses } from '../../store/response-rows.ts';
 import { recordRefused, refusedAmong } from '../../store/refused-responses.ts';
 import { countResponseChanges } from '../../store/summary-counts.ts';
 import { findBatchSurveys } from '../../store/surveys.ts';
-import type { ResponseCommand, ResponseCreated } from '../../events/responses.ts';
+import type {
+  ResponseChange,
+  ResponseCommand,
+  ResponseCreated,
+  ResponseDeleted,
+} from '../../events/responses.ts';
 import { countQuotas } from './count-quotas.ts';
 import { enqueueDeliveries } from './enqueue-deliveries.ts';
 import { linkContacts } from './link-contacts.ts';
@@ -17,7 +22,13 @@ import type { RejectionReason, ResponseState } from '../../responses/state.ts';
 import { foldResponse } from '../../responses/merge.ts';
 import { singleUseConflicts } from './single-use.ts';
 import type { Effects, Rejected } from '../../pipeline/batch-handler.ts';
-import { responseFactId, type ResponseFact, type ResponseSnapshot } from '../../events/response-events.ts';
+import {
+  responseFactId,
+  type ResponseChangeFact,
+  type ResponseDeletedFact,
+  type ResponseFact,
+  type ResponseSnapshot,
+} from '../../events/response-events.ts';
 
 /**
  * Applies `commands` in the transaction of `tx`. The deliveries of each applied change are recorded
@@ -41,7 +52,9 @@ export async function applyCommands(
   // An update whose create has not been applied yet came early: its create is still on its way in
   // another partition (for a moment after partitions were added) or in a batch being applied. It
   // waits, and is applied once the response is stored; the merge by clock gives it the place its
-  // edge gave it (responses/merge.ts). Unless its create was refused: then it never will be.
+  // edge gave it (responses/merge.ts). Unless its create was refused, or the response was deleted:
+  // then it never will be. A deletion of a response that is not stored has nothing left to do (the
+  // edge writes one only for a stored response: it went before, or with its contact).
   const early = [...byResponse.keys()].filter(
     (id) => !existing.has(id) && !byResponse.get(id)!.some((c) => c.type === 'response.created'),
   );
@@ -49,16 +62,33 @@ export async function applyCommands(
   const waiting: ResponseCommand[] = [];
   for (const id of early) {
     for (const command of byResponse.get(id)!) {
+      if (command.type === 'response.deleted') continue;
       if (refusedBefore.has(id)) rejections.push({ command, reason: 'response_not_found' });
       else waiting.push(command);
     }
     byResponse.delete(id);
   }
   if (waiting.length > 0) await effects.park(tx, waiting);
-  const changed: ResponseState[] = [];
-  const steps: { command: ResponseCommand; state: ResponseState; before: ResponseState | undefined }[] = [];
-  const created: { state: ResponseState; command: ResponseCreated }[] = [];
+
+  // A deletion ends a response: what follows it in the batch finds no response.
+  const changesOf = new Map<string, ResponseChange[]>();
+  const deletions = new Map<string, ResponseDeleted>();
   for (const [id, list] of byResponse) {
+    const at = list.findIndex((c) => c.type === 'response.deleted');
+    if (at < 0) {
+      changesOf.set(id, list as ResponseChange[]);
+      continue;
+    }
+    changesOf.set(id, list.slice(0, at) as ResponseChange[]);
+    deletions.set(id, list[at] as ResponseDeleted);
+    for (const command of list.slice(at + 1))
+      if (command.type !== 'response.deleted') rejections.push({ command, reason: 'response_not_found' });
+  }
+
+  const changed: ResponseState[] = [];
+  const steps: { command: ResponseChange; state: ResponseState; before: ResponseState | undefined }[] = [];
+  const created: { state: ResponseState; command: ResponseCreated }[] = [];
+  for (const [id, list] of changesOf) {
     const { state, applied, rejected } = foldResponse(existing.get(id), list);
     rejections.push(...rejected);
     if (!state) continue;
@@ -75,7 +105,7 @@ export async function applyCommands(
   const refuse = (ids: Set<string>, reason: RejectionReason) => {
     for (const id of ids) {
       refused.add(id);
-      for (const command of byResponse.get(id)!) rejections.push({ command, reason });
+      for (const command of changesOf.get(id)!) rejections.push({ command, reason });
     }
   };
   refuse(
@@ -92,20 +122,27 @@ export async function applyCommands(
     ),
     'contact_deleted',
   );
-  await recordRefused(tx, [...refused]);
-  const accepted = changed.filter((s) => !refused.has(s.id));
-  const acceptedCreates = created.filter((c) => !refused.has(c.state.id));
+  const kept = changed.filter((s) => !refused.has(s.id));
+  const accepted = kept.filter((s) => !deletions.has(s.id));
+  const removed = kept.filter((s) => deletions.has(s.id));
+  // Later updates of a refused or deleted response are rejected at once rather than parked.
+  await recordRefused(tx, [...refused, ...removed.map((s) => s.id)]);
+  const acceptedCreates = created.filter((c) => accepted.includes(c.state));
 
   await saveResponses(tx, accepted);
+  await removeResponses(tx, removed);
   await linkDisplays(
     tx,
     acceptedCreates.map((c) => c.state),
   );
-  const surveys = await findBatchSurveys(tx, [...new Set(accepted.map((s) => s.surveyId))]);
+  const surveys = await findBatchSurveys(tx, [...new Set(kept.map((s) => s.surveyId))]);
   await countQuotas(tx, accepted, surveys);
   await countResponseChanges(
     tx,
-    accepted.map((after) => ({ before: existing.get(after.id), after })),
+    [
+      ...accepted.map((after) => ({ before: existing.get(after.id), after })),
+      ...removed.map((state) => ({ before: existing.get(state.id), after: undefined })),
+    ],
     surveys,
   );
   if (rejections.length > 0) await effects.reject(rejections);
@@ -115,9 +152,14 @@ export async function applyCommands(
     .flatMap((step) =>
       factsOf(step, appliedAt).map((fact) => ({ fact, trace: effects.traceOf(step.command) })),
     );
-  if (announced.length === 0) return;
-  await enqueueDeliveries(tx, announced);
-  await effects.publish(announced.map((a) => a.fact));
+  // A deleted response is delivered nowhere: its deliveries went with it.
+  await enqueueDeliveries(
+    tx,
+    announced.filter((a) => !deletions.has(a.fact.responseId)),
+  );
+  const deletedFacts = removed.map((state) => deletedFact(state, deletions.get(state.id)!, appliedAt));
+  const facts: ResponseFact[] = [...announced.map((a) => a.fact), ...deletedFacts];
+  if (facts.length > 0) await effects.publish(facts);
 }
 
 /**
@@ -125,11 +167,11 @@ export async function applyCommands(
  * `response.finished` too when it finished the response.
  */
 function factsOf(
-  step: { command: ResponseCommand; state: ResponseState; before: ResponseState | undefined },
+  step: { command: ResponseChange; state: ResponseState; before: ResponseState | undefined },
   appliedAt: string,
-): ResponseFact[] {
+): ResponseChangeFact[] {
   const { command, state, before } = step;
-  const types: ResponseFact['type'][] = [
+  const types: ResponseChangeFact['type'][] = [
     command.type === 'response.created' ? 'response.created' : 'response.updated',
   ];
   if (state.finished && !before?.finished) types.push('response.finished');
@@ -145,6 +187,20 @@ function factsOf(
     surveyId: state.surveyId,
     response,
   }));
+}
+
+/** A deletion, with ids only: nothing of the answers is written again. */
+function deletedFact(state: ResponseState, command: ResponseDeleted, appliedAt: string): ResponseDeletedFact {
+  return {
+    type: 'response.deleted',
+    version: 1,
+    eventId: responseFactId('response.deleted', state.id, command.eventId),
+    occurredAt: command.occurredAt,
+    appliedAt,
+    environmentId: state.environmentId,
+    responseId: state.id,
+    surveyId: state.surveyId,
+  };
 }
 
 /**

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ResponseFact } from '../../events/response-events.ts';
+import type { ResponseChangeFact } from '../../events/response-events.ts';
 import type { DeliveryTargets, FiredWebhook } from '../../store/delivery-targets.ts';
 import { responseFact } from '../../../test/helpers/events.ts';
 import { deliveriesOf, type AnnouncedFact } from './enqueue-deliveries.ts';
@@ -9,9 +9,9 @@ const ENV = 'env_a';
 const SURVEY = 'srv_a';
 const trace = { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' };
 
-const fact = (type: ResponseFact['type'], fields: { surveyId?: string; environmentId?: string } = {}) =>
+const fact = (type: ResponseChangeFact['type'], fields: { surveyId?: string; environmentId?: string } = {}) =>
   responseFact(type, { environmentId: ENV, surveyId: SURVEY, responseId: 'rsp_1', ...fields });
-const announced = (...facts: ResponseFact[]): AnnouncedFact[] => facts.map((f) => ({ fact: f, trace }));
+const announced = (...facts: ResponseChangeFact[]): AnnouncedFact[] => facts.map((f) => ({ fact: f, trace }));
 
 const link = (id: string, surveyId = SURVEY) => ({ id, surveyId, integrationId: `int_${id}` });
 const webhook = (id: string, fields: Partial<FiredWebhook> = {}): FiredWebhook => ({

@@ -8,7 +8,7 @@
 // transaction through the response rows and the contact's lock). The unique keys stay
 // ((response, link) and (webhook, fact)): a row is recorded once whatever else inserts it. The
 // deliverer (integrations/delivery) sends the rows.
-import type { ResponseFact } from '../../events/response-events.ts';
+import type { ResponseChangeFact } from '../../events/response-events.ts';
 import type { TraceHeaders } from '../../observability/tracing.ts';
 import { deliveryTargets, fires, triggerOf, type DeliveryTargets } from '../../store/delivery-targets.ts';
 import { insertDeliveries } from '../../store/integrations.ts';
@@ -17,7 +17,7 @@ import { insertWebhookDeliveries } from '../../store/webhooks.ts';
 
 /** A fact the batch announces, with the trace of the command that caused it (sends continue it). */
 export interface AnnouncedFact {
-  fact: ResponseFact;
+  fact: ResponseChangeFact;
   trace: TraceHeaders;
 }
 
@@ -68,5 +68,5 @@ export function deliveriesOf(
   return { links, webhooks };
 }
 
-const isFinish = (fact: ResponseFact) => fact.type === 'response.finished';
+const isFinish = (fact: ResponseChangeFact) => fact.type === 'response.finished';
 const unique = (values: readonly string[]) => [...new Set(values)];

@@ -1,6 +1,7 @@
 // The summaries the processors keep, against real Kafka and PostgreSQL: after a random workload —
-// partial responses, updates, finishes, displays, redeliveries, batches applied twice — the kept
-// sums equal a computation from scratch over the stored responses and displays, field by field.
+// partial responses, updates, finishes, displays, updates that arrive before their create (as after
+// partitions were added), redeliveries, batches applied twice, deletions — the kept sums equal a
+// computation from scratch over the stored responses and displays, field by field.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomInt } from 'node:crypto';
@@ -9,7 +10,10 @@ import type { ResponseCommand } from '../../events/responses.ts';
 import { newId } from '../../ids.ts';
 import { runConsumer, type RunningConsumer } from '../../kafka/consumer.ts';
 import { batchHandler, unitOfWork } from '../../pipeline/batch-handler.ts';
-import { Display, Response } from '../../store/entities.ts';
+import { startParking } from '../../pipeline/parking.ts';
+import type { Polling } from '../../pipeline/polling.ts';
+import { parkedForDecidedResponses } from '../../store/parked-commands.ts';
+import { Display, ParkedCommand, Response } from '../../store/entities.ts';
 import { deleteContact, findContact } from '../../store/contacts.ts';
 import { createEnvironment } from '../../store/environments.ts';
 import { readSummaryCounts } from '../../store/summary-counts.ts';
@@ -24,7 +28,12 @@ import {
   ignoreEffects,
   type ProcessorWorld,
 } from '../../../test/helpers/processor-world.ts';
-import { displayCreated, responseCreated, responseUpdated } from '../../../test/helpers/events.ts';
+import {
+  displayCreated,
+  responseCreated,
+  responseDeleted,
+  responseUpdated,
+} from '../../../test/helpers/events.ts';
 import { waitFor } from '../../../test/helpers/wait.ts';
 import { displayProcessor } from '../displays/display-processor.ts';
 import { responseProcessor } from './response-processor.ts';
@@ -105,6 +114,7 @@ const nonZero = (sums: Map<string, Tally>) =>
 describe('survey summaries kept by the processors', () => {
   let world: ProcessorWorld;
   let consumers: RunningConsumer[];
+  let parking: Polling;
   let environmentId: string;
   let surveyId: string;
 
@@ -128,11 +138,17 @@ describe('survey summaries kept by the processors', () => {
         },
         world.logger,
       );
+    const responses = batchHandler(responseProcessor, { ...effects, output: world.outputs.responseEvents });
+    parking = startParking({
+      ...effects,
+      topic: world.topics.responses,
+      handler: responses,
+      ready: parkedForDecidedResponses,
+      expiry: { seconds: 300, reason: 'response_not_found' },
+      idleMs: 100,
+    });
     consumers = await Promise.all([
-      consume(
-        'responses',
-        batchHandler(responseProcessor, { ...effects, output: world.outputs.responseEvents }),
-      ),
+      consume('responses', responses),
       consume(
         'displays',
         batchHandler(displayProcessor, { ...effects, output: world.outputs.displayEvents }),
@@ -140,11 +156,12 @@ describe('survey summaries kept by the processors', () => {
     ]);
   });
   after(async () => {
+    await parking.stop();
     await Promise.all(consumers.map((c) => c.stop()));
     await world.close();
   });
 
-  test('after a random workload with redeliveries, the kept sums equal a recount of the stored responses', async () => {
+  test('after a random workload with early updates, redeliveries and deletions, the kept sums equal a recount of the stored responses', async () => {
     const commands: ResponseCommand[] = [];
     const displays: DisplayCreated[] = [];
     const ids: string[] = [];
@@ -177,14 +194,25 @@ describe('survey summaries kept by the processors', () => {
           }),
         );
     }
-    // Every fifth command is delivered twice, the second time later.
+    // Every fifth command is delivered twice, the second time later. A response in five arrives as
+    // for a moment after partitions were added: its updates through its new partition before its
+    // create, applied from the old partition a moment later (the updates wait for it).
     const redelivered = commands.filter((_, i) => i % 5 === 0);
+    const late = new Set(ids.filter(() => randomInt(5) === 0));
+    const isLate = (c: ResponseCommand) => c.type === 'response.created' && late.has(c.responseId);
     const publish = (topic: string, key: string, value: unknown) =>
       world.publisher.publish({ topic, key, value: JSON.stringify(value) });
     await Promise.all([
-      ...[...commands, ...redelivered].map((c) => publish(world.topics.responses, c.responseId, c)),
+      ...[...commands.filter((c) => !isLate(c)), ...redelivered.filter((c) => !isLate(c))].map((c) =>
+        publish(world.topics.responses, c.responseId, c),
+      ),
       ...[...displays, ...displays.slice(0, 10)].map((d) => publish(world.topics.displays, d.displayId, d)),
     ]);
+    const early = commands.some((c) => c.type === 'response.updated' && late.has(c.responseId));
+    await waitFor(async () => !early || (await world.orm.em.fork().count(ParkedCommand, {})) > 0, {
+      what: 'early updates waiting',
+    });
+    await unitOfWork(responseProcessor, world.orm.em, commands.filter(isLate), ignoreEffects);
     const lastUpdates = new Map(commands.map((c) => [c.responseId, c]));
     await waitFor(
       async () => {
@@ -207,6 +235,27 @@ describe('survey summaries kept by the processors', () => {
     const { meta } = await assertKeptEqualsRecount();
     assert.equal(meta.totalResponses, ids.length);
     assert.equal(meta.displayCount, displays.length);
+
+    // A response in four is deleted (some twice, as two management requests may), and some get an
+    // update after their deletion: none of it may count again.
+    const gone = ids.filter(() => randomInt(4) === 0);
+    const deletions = gone.map((responseId) => responseDeleted({ environmentId, responseId }));
+    const after = [
+      ...deletions,
+      ...deletions.slice(0, 5),
+      ...gone.slice(0, 5).map((responseId) => responseDeleted({ environmentId, responseId })),
+      ...gone
+        .slice(5, 10)
+        .map((responseId) => responseUpdated({ environmentId, responseId, data: { nps: 1 } })),
+    ];
+    await Promise.all(after.map((c) => publish(world.topics.responses, c.responseId, c)));
+    await waitFor(async () => (await world.orm.em.fork().count(Response, { id: { $in: gone } })) === 0, {
+      what: 'the deleted responses gone',
+      timeoutMs: 30_000,
+    });
+    const afterDeletions = await assertKeptEqualsRecount();
+    assert.equal(afterDeletions.meta.totalResponses, ids.length - gone.length);
+    assert.equal(afterDeletions.meta.displayCount, displays.length, 'the displays stay');
   });
 
   test("a deleted contact's responses and displays leave the summary as if they had never been there", async () => {
