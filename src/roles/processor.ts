@@ -15,6 +15,7 @@ import { displayProcessor } from '../processors/displays/display-processor.ts';
 import { contactProcessor } from '../processors/contacts/contact-processor.ts';
 import { startFactRelay } from '../pipeline/fact-relay.ts';
 import { startParking } from '../pipeline/parking.ts';
+import { startSummaryRecounts } from '../pipeline/summary-recounts.ts';
 import type { Polling } from '../pipeline/polling.ts';
 import { pruningWindows, startPruning } from '../pipeline/pruning.ts';
 import { autovacuumRuns } from '../store/pruning.ts';
@@ -78,6 +79,7 @@ export async function startProcessors(deps: ProcessorRoleDeps): Promise<RunningP
     consume('contacts', contactProcessor),
   ]);
   background.push(startFactRelay({ orm, outputs, logger }));
+  background.push(startSummaryRecounts({ orm, logger }));
   const windows = pruningWindows(config, await commandRetentionSeconds(kafka, topics, logger));
   if (windows.applied_events === undefined)
     logger.warn('the command topics keep messages for ever: applied event ids are never pruned');

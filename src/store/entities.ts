@@ -445,6 +445,17 @@ export const SummaryCount = defineEntity({
 });
 export type SummaryCount = InferEntity<typeof SummaryCount>;
 
+/** A survey whose summary must be counted again (pipeline/summary-recounts.ts). */
+export const SummaryRecount = defineEntity({
+  name: 'SummaryRecount',
+  tableName: 'summary_recounts',
+  properties: {
+    surveyId: p.string().length(64).primary(),
+    requestedAt: p.datetime(),
+  },
+});
+export type SummaryRecount = InferEntity<typeof SummaryRecount>;
+
 /**
  * Facts made by the store's own triggers (contacts and surveys: migration public_facts), waiting to
  * be published to their public topic by the fact relay (pipeline/fact-relay.ts), in `seq` order.
@@ -544,6 +555,7 @@ export const entities = [
   AppliedEvent,
   RecordCount,
   SummaryCount,
+  SummaryRecount,
   OAuthAttempt,
   OutboxFact,
   ParkedCommand,

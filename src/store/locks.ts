@@ -23,8 +23,22 @@ export function lockDisplays(tx: EntityManager, ids: Iterable<string | null | un
 }
 
 /**
+ * Locks the summaries of the surveys `ids`: shared by every transaction that adds to them (after
+ * reading the survey's definition under it), exclusive while one is counted again from scratch
+ * (store/summary-recount.ts), so that a change is counted either in the recount or after it, by the
+ * definition the recount read, never by an older one on top of it.
+ */
+export function lockSummaries(
+  tx: EntityManager,
+  ids: Iterable<string>,
+  mode: 'shared' | 'exclusive',
+): Promise<void> {
+  return lockKeys(tx, 'chorus.summary', ids, mode);
+}
+
+/**
  * Locks `names` in the lock class `lockClass` until the transaction of `tx` ends, waiting for
- * whoever holds them. One statement per batch. Transaction-scoped advisory locks on the two-int key
+ * whoever holds them (`shared`: only for those holding it exclusively). One statement per batch. Transaction-scoped advisory locks on the two-int key
  * space (a class per kind, so kinds never meet each other or the single-key lock of start-up),
  * keyed by a hash of the name: a hash collision only makes two names wait for each other. The keys
  * are taken in ascending order, so two batches never wait for each other in a cycle.
@@ -33,13 +47,14 @@ export async function lockKeys(
   tx: EntityManager,
   lockClass: string,
   names: Iterable<string | null | undefined>,
+  mode: 'shared' | 'exclusive' = 'exclusive',
 ): Promise<void> {
   const unique = [...new Set(names)].filter((id): id is string => typeof id === 'string' && id !== '');
   if (unique.length === 0) return;
   // The ordered subquery is not flattened (ORDER BY and DISTINCT prevent it), so the outer query
   // calls pg_advisory_xact_lock row by row in key order.
   await tx.execute(
-    `select pg_advisory_xact_lock(hashtext(?), k.key)
+    `select pg_advisory_xact_lock${mode === 'shared' ? '_shared' : ''}(hashtext(?), k.key)
      from (select distinct hashtext(id) as key from jsonb_array_elements_text(?::jsonb) as t (id) order by key) as k`,
     [lockClass, JSON.stringify(unique)],
   );

@@ -28,6 +28,19 @@ export async function addToSummaryCounts(tx: EntityManager, changes: readonly Co
 }
 
 /**
+ * Asks for the survey's summary to be counted again (pipeline/summary-recounts.ts), in the
+ * transaction of the edit that changed what its responses contribute.
+ */
+export async function requestRecount(tx: EntityManager, surveyId: string): Promise<void> {
+  await query(
+    tx,
+    `insert into summary_recounts (survey_id, requested_at) values (?, now())
+     on conflict (survey_id) do update set requested_at = excluded.requested_at`,
+    [surveyId],
+  );
+}
+
+/**
  * Counts changes of responses: each adds the difference between the response's contribution
  * after it (none once deleted) and before it (none when new). `surveys`: those of the changes
  * (findBatchSurveys); a response whose survey was deleted is in no summary.

@@ -8,8 +8,10 @@ import { hasLogicJumps } from '../surveys/logic.ts';
 import { Environment, Segment, Survey, type SurveyStatus } from './entities.ts';
 import { invalidInput, notFound } from '../errors.ts';
 import type { Filters } from '../segments/filters.ts';
-import { surveyShape, type SurveyShape } from '../summaries/survey-shape.ts';
+import { countedShape, surveyShape, type SurveyShape } from '../summaries/survey-shape.ts';
 import { query } from './orm.ts';
+import { lockSummaries } from './locks.ts';
+import { requestRecount } from './summary-counts.ts';
 import {
   attachSurveys,
   checkFilterReferences,
@@ -129,13 +131,16 @@ export interface BatchSurvey {
 /**
  * The surveys among `surveyIds` that still exist, by id, read in the caller's transaction in one
  * round trip: what quota counting (processors/responses/count-quotas.ts) and the summaries
- * (summary-counts.ts) need of each.
+ * (summary-counts.ts) need of each. Read under their summaries' shared lock (locks.ts): a recount
+ * of one waits for the transaction to end, and the transaction for a recount running.
  */
 export async function findBatchSurveys(
   tx: EntityManager,
   surveyIds: readonly string[],
 ): Promise<Map<string, BatchSurvey>> {
   if (surveyIds.length === 0) return new Map();
+  // Its own statement: a statement that waited for the lock would still read from before the wait.
+  await lockSummaries(tx, surveyIds, 'shared');
   const rows = await query<{ id: string; quotas: Quota[]; blocks: unknown[]; hidden_fields: unknown }>(
     tx,
     `select id, quotas, blocks, widget->'hiddenFields' as hidden_fields from surveys where id = any(?)`,
@@ -217,6 +222,7 @@ export async function updateSurvey(
   changes: SurveyChanges,
 ): Promise<Survey> {
   const { questions, widget, segment, ...fields } = changes;
+  const counted = countedShape(surveyShape(survey));
   return em.transactional(async (tx) => {
     tx.assign(survey, {
       ...Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined)),
@@ -226,6 +232,8 @@ export async function updateSurvey(
       updatedAt: new Date(),
     });
     await tx.flush();
+    // What its responses contribute to its summary changed: they are counted again.
+    if (countedShape(surveyShape(survey)) !== counted) await requestRecount(tx, survey.id);
     await applySegment(tx, survey, segment);
     return survey;
   });

@@ -53,6 +53,18 @@ export function surveyShape(survey: {
 }
 
 /**
+ * What of the shape a response's contribution depends on (summaries/contributions.ts): its elements'
+ * ids, types, order and blocks, and the hidden fields. Labels, languages and the welcome card are
+ * read when the summary is; an edit that changes this signature needs the survey counted again.
+ */
+export function countedShape(shape: SurveyShape): string {
+  return JSON.stringify([
+    shape.elements.map(({ element, block }) => [element.id, element.type, block]),
+    shape.hiddenFieldIds,
+  ]);
+}
+
+/**
  * The language key of a response (spec §3, "Language mapping"): `default` when the survey has no
  * languages, the response has none, or it is the default or an unknown one; otherwise its code.
  */

@@ -11,13 +11,14 @@ import { newId } from '../../ids.ts';
 import { runConsumer, type RunningConsumer } from '../../kafka/consumer.ts';
 import { batchHandler, unitOfWork } from '../../pipeline/batch-handler.ts';
 import { startParking } from '../../pipeline/parking.ts';
+import { startSummaryRecounts } from '../../pipeline/summary-recounts.ts';
 import type { Polling } from '../../pipeline/polling.ts';
 import { parkedForDecidedResponses } from '../../store/parked-commands.ts';
-import { Display, ParkedCommand, Response } from '../../store/entities.ts';
+import { Display, ParkedCommand, Response, SummaryRecount, Survey } from '../../store/entities.ts';
 import { deleteContact, findContact } from '../../store/contacts.ts';
 import { createEnvironment } from '../../store/environments.ts';
 import { readSummaryCounts } from '../../store/summary-counts.ts';
-import { createSurvey } from '../../store/surveys.ts';
+import { createSurvey, updateSurvey } from '../../store/surveys.ts';
 import { contributionOf, counterKey, type Tally } from '../../summaries/contributions.ts';
 import { surveyShape } from '../../summaries/survey-shape.ts';
 import { summarize } from '../../summaries/summary.ts';
@@ -91,9 +92,13 @@ function blockAnswers(block: number): { data: Record<string, unknown>; ttc: Reco
 }
 
 /** The sums from scratch: every stored response's contribution and every stored display. */
-async function recount(world: ProcessorWorld, surveyId: string): Promise<Map<string, Tally>> {
+async function recount(
+  world: ProcessorWorld,
+  surveyId: string,
+  blocks: Block[],
+): Promise<Map<string, Tally>> {
   const em = world.orm.em.fork();
-  const shape = surveyShape({ blocks: BLOCKS, widget: null });
+  const shape = surveyShape({ blocks, widget: null });
   const sums = new Map<string, Tally>();
   for (const row of await em.find(Response, { surveyId })) {
     const state = { ...row, createdAt: row.createdAt.toISOString() } as unknown as ResponseState;
@@ -305,12 +310,68 @@ describe('survey summaries kept by the processors', () => {
     assert.deepEqual(after, before);
   });
 
+  test('an edit that reorders blocks and removes an element counts the survey again; changes meanwhile count once, by the new definition', async () => {
+    const recounts = startSummaryRecounts({ orm: world.orm, logger: world.logger, idleMs: 50 });
+    try {
+      // The last block first; the NPS element leaves the first block; the rest as they were.
+      const [first, ...rest] = BLOCKS;
+      const edited: Block[] = [
+        rest.at(-1)!,
+        { ...first!, elements: first!.elements.filter((e) => e.id !== 'nps') },
+        ...rest.slice(0, -1),
+      ];
+      const editing = world.orm.em.fork();
+      const survey = await editing.findOneOrFail(Survey, { id: surveyId });
+      // Responses go on arriving while the survey is edited and counted again.
+      const more: ResponseCommand[] = [];
+      for (let i = 0; i < 30; i++) {
+        const responseId = newId('rsp');
+        more.push(responseCreated({ environmentId, surveyId, responseId, ...blockAnswers(0) }));
+        more.push(responseUpdated({ environmentId, responseId, ...blockAnswers(3), finished: i % 2 === 0 }));
+      }
+      const sending = Promise.all(
+        more.map((c) =>
+          world.publisher.publish({
+            topic: world.topics.responses,
+            key: c.responseId,
+            value: JSON.stringify(c),
+          }),
+        ),
+      );
+      await updateSurvey(editing, survey, { blocks: edited });
+      await sending;
+      const lastOf = new Map(more.map((c) => [c.responseId, c.occurredAt]));
+      await waitFor(
+        async () => {
+          const em = world.orm.em.fork();
+          const [requests, rows] = await Promise.all([
+            em.count(SummaryRecount, {}),
+            em.find(Response, { id: { $in: [...lastOf.keys()] } }),
+          ]);
+          return (
+            requests === 0 &&
+            rows.length === lastOf.size &&
+            rows.every((r) => r.updatedAt.toISOString() >= lastOf.get(r.id)!)
+          );
+        },
+        { what: 'the recount done and the new responses stored', timeoutMs: 30_000 },
+      );
+      const { dropOff } = await assertKeptEqualsRecount(edited);
+      assert.deepEqual(
+        dropOff.map((row) => row.elementId),
+        ['ok', 'text', 'pick', 'rate'],
+      );
+    } finally {
+      await recounts.stop();
+    }
+  });
+
   /** The kept sums equal the recount, and so do the summaries read from them. */
-  async function assertKeptEqualsRecount() {
+  async function assertKeptEqualsRecount(blocks = BLOCKS) {
     const kept = nonZero(await readSummaryCounts(world.orm.em.fork(), surveyId));
-    const recounted = nonZero(await recount(world, surveyId));
+    const recounted = nonZero(await recount(world, surveyId, blocks));
     assert.deepEqual(kept, recounted);
-    const shape = surveyShape({ blocks: BLOCKS, widget: null });
+    const shape = surveyShape({ blocks, widget: null });
     const read = (counts: Map<string, Tally>) => summarize({ shape, counts, samples: new Map(), quotas: [] });
     assert.deepEqual(read(kept), read(recounted));
     return read(kept);

@@ -18,6 +18,7 @@ import { Migration20261127010000_refused_responses } from './Migration2026112701
 import { Migration20261128000000_segments } from './Migration20261128000000_segments.ts';
 import { Migration20261129000000_pruning } from './Migration20261129000000_pruning.ts';
 import { Migration20261130000000_summary_counts } from './Migration20261130000000_summary_counts.ts';
+import { Migration20261201000000_summary_recounts } from './Migration20261201000000_summary_recounts.ts';
 
 export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261122000000_foundation', class: Migration20261122000000_foundation },
@@ -47,4 +48,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261128000000_segments', class: Migration20261128000000_segments },
   { name: 'Migration20261129000000_pruning', class: Migration20261129000000_pruning },
   { name: 'Migration20261130000000_summary_counts', class: Migration20261130000000_summary_counts },
+  { name: 'Migration20261201000000_summary_recounts', class: Migration20261201000000_summary_recounts },
 ];
