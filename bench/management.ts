@@ -108,7 +108,11 @@ await runBench('bench_mgmt', logger, async ({ chorus }) => {
   const other = await createEnvironment(chorus.orm.em.fork(), { plan: 'enterprise', name: 'bench other' });
 
   const startedAt = new Date().toISOString();
-  const seedSeconds = await seed(chorus.orm.em.fork(), big.environmentId, other.environmentId);
+  const { seedSeconds, recountSeconds } = await seed(
+    chorus.orm.em.fork(),
+    big.environmentId,
+    other.environmentId,
+  );
 
   const base = `http://127.0.0.1:${chorus.port}`;
   const headers = { 'x-api-key': big.apiKey };
@@ -179,6 +183,7 @@ await runBench('bench_mgmt', logger, async ({ chorus }) => {
     },
     settings: { ...settings, seed: SEED },
     seedSeconds,
+    recountSeconds,
     cases: results,
     plans,
   };
@@ -191,9 +196,14 @@ await runBench('bench_mgmt', logger, async ({ chorus }) => {
 
 /**
  * Fills the store with set-based INSERTs (generate_series): seconds instead of the minutes that the
- * API or the ORM would take. Returns the seconds taken, ANALYZE (or VACUUM ANALYZE) included.
+ * API or the ORM would take. Returns the seconds taken, ANALYZE (or VACUUM ANALYZE) included, and
+ * those of counting the summaries from scratch (what an edit of a survey's structure costs).
  */
-async function seed(em: EntityManager, bigEnv: string, otherEnv: string): Promise<number> {
+async function seed(
+  em: EntityManager,
+  bigEnv: string,
+  otherEnv: string,
+): Promise<{ seedSeconds: number; recountSeconds: number }> {
   const started = performance.now();
   const contacts = `insert into contacts (id, environment_id, user_id, attributes, created_at, updated_at)
     select ? || lpad(i::text, 10, '0'), ?, 'user' || i,
@@ -253,9 +263,11 @@ async function seed(em: EntityManager, bigEnv: string, otherEnv: string): Promis
       );
   }
   // Written around the pipeline: their surveys' summaries (and so the per-survey totals) are counted here.
+  const counting = performance.now();
   await recountSummaries((sql, params) => em.execute(sql, params));
+  const recountSeconds = (performance.now() - counting) / 1000;
   await em.execute(settings.BENCH_VACUUM ? 'vacuum analyze' : 'analyze');
-  return (performance.now() - started) / 1000;
+  return { seedSeconds: (performance.now() - started) / 1000, recountSeconds };
 }
 
 /** The big survey's summary, and pages of its responses near the start and deep down. */
@@ -392,6 +404,7 @@ function formatReport(report: {
   startedAt: string;
   machine: { cpus: number; node: string };
   seedSeconds: number;
+  recountSeconds: number;
   cases: (Case & { timing: Timing; problems: string[]; load: LoadResult | undefined })[];
   plans: Plan[];
 }): string {
@@ -438,6 +451,7 @@ function formatReport(report: {
     `Chorus management bench, ${report.startedAt}: ${SEED.contacts} contacts, ${SEED.surveys} surveys, ` +
       `${SEED.responses} responses in one environment (seeded in ${report.seedSeconds.toFixed(1)} s` +
       `${settings.BENCH_VACUUM ? ', VACUUM ANALYZE' : ', ANALYZE'}); ${report.machine.cpus} CPUs, node ${report.machine.node}`,
+    `Summaries counted from scratch (every survey, as after an edit of each) in ${report.recountSeconds.toFixed(1)} s.`,
     `Sequential fetches: ${settings.BENCH_WARMUP} warm-up then ${settings.BENCH_SAMPLES} timed per endpoint.` +
       (settings.BENCH_LOAD_S > 0
         ? ` Load: autocannon, ${settings.BENCH_CONNECTIONS} connections, ${settings.BENCH_LOAD_S} s (latencies in whole ms).`

@@ -127,7 +127,7 @@ export async function applyCommands(
   const removed = kept.filter((s) => deletions.has(s.id));
   // Later updates of a refused or deleted response are rejected at once rather than parked.
   await recordRefused(tx, [...refused, ...removed.map((s) => s.id)]);
-  const acceptedCreates = created.filter((c) => accepted.includes(c.state));
+  const acceptedCreates = created.filter((c) => !refused.has(c.state.id) && !deletions.has(c.state.id));
 
   await saveResponses(tx, accepted);
   await removeResponses(tx, removed);
