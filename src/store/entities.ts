@@ -452,6 +452,8 @@ export const SummaryRecount = defineEntity({
   properties: {
     surveyId: p.string().length(64).primary(),
     requestedAt: p.datetime(),
+    /** When a processor took it; an edit meanwhile clears it (that processor's count is then not kept). */
+    claimedAt: p.datetime().nullable(),
   },
 });
 export type SummaryRecount = InferEntity<typeof SummaryRecount>;

@@ -8,7 +8,9 @@ import { surveyShape, type SurveyShape } from '../summaries/survey-shape.ts';
 import type { TimeRange } from '../summaries/time-range.ts';
 import type { Quota } from '../surveys/definition.ts';
 import { query, type EntityManager } from './orm.ts';
-import { ADD_COUNTS } from './summary-recount.ts';
+import { ADD_COUNTS, correctionToScratch } from './summary-recount.ts';
+import { lockSummaries } from './locks.ts';
+import { IsolationLevel } from '@mikro-orm/core';
 import {
   ALL_TIME,
   counterRows,
@@ -35,9 +37,51 @@ export async function requestRecount(tx: EntityManager, surveyId: string): Promi
   await query(
     tx,
     `insert into summary_recounts (survey_id, requested_at) values (?, now())
-     on conflict (survey_id) do update set requested_at = excluded.requested_at`,
+     on conflict (survey_id) do update set requested_at = excluded.requested_at, claimed_at = null`,
     [surveyId],
   );
+}
+
+/**
+ * Counts one requested survey again (the steps: pipeline/summary-recounts.ts): claims the oldest
+ * request, waits for the batches that hold the survey's summary lock, reads the kept sums and the
+ * count from scratch in one snapshot, and adds their difference unless an edit cleared the claim
+ * meanwhile. Undefined when nothing was requested.
+ */
+export async function recountRequested(
+  em: EntityManager,
+): Promise<{ surveyId: string; rowsChanged: number; kept: boolean } | undefined> {
+  const [claim] = await query<{ survey_id: string; claim: string }>(
+    em.fork(),
+    `update summary_recounts set claimed_at = clock_timestamp()
+     where survey_id = (select survey_id from summary_recounts
+                        where claimed_at is null or claimed_at < now() - interval '1 hour'
+                        order by requested_at limit 1 for update skip locked)
+     returning survey_id, claimed_at::text as claim`,
+    [],
+  );
+  if (!claim) return undefined;
+  const surveyId = claim.survey_id;
+  await em.fork().transactional((tx) => lockSummaries(tx, [surveyId], 'exclusive'));
+  const correction = await em
+    .fork()
+    .transactional(
+      (tx) =>
+        correctionToScratch((sql, params = []) => query<Record<string, unknown>>(tx, sql, params), surveyId),
+      { isolationLevel: IsolationLevel.REPEATABLE_READ, readOnly: true },
+    );
+  const kept = await em.fork().transactional(async (tx) => {
+    const ours = await query(
+      tx,
+      'select 1 from summary_recounts where survey_id = ? and claimed_at::text = ? for update',
+      [surveyId, claim.claim],
+    );
+    if (ours.length === 0) return false;
+    if (correction.length > 0) await query(tx, ADD_COUNTS, [counterRowsJson(correction)]);
+    await query(tx, 'delete from summary_recounts where survey_id = ?', [surveyId]);
+    return true;
+  });
+  return { surveyId, rowsChanged: correction.length, kept };
 }
 
 /**
