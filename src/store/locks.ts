@@ -23,10 +23,11 @@ export function lockDisplays(tx: EntityManager, ids: Iterable<string | null | un
 }
 
 /**
- * Locks the summaries of the surveys `ids`: shared by every transaction that adds to them (after
- * reading the survey's definition under it), exclusive while one is counted again from scratch
- * (store/summary-recount.ts), so that a change is counted either in the recount or after it, by the
- * definition the recount read, never by an older one on top of it.
+ * Locks the summaries of the surveys `ids`: shared by every transaction that adds to them (it reads
+ * the survey's definition under it), exclusive for a moment before a survey is counted again after
+ * an edit (summary-counts.ts, recountRequested): every batch that read the definition from before
+ * the edit has then committed, so what is added after the recount's snapshot is counted by the new
+ * definition, never by an older one on top of it.
  */
 export function lockSummaries(
   tx: EntityManager,
@@ -38,10 +39,11 @@ export function lockSummaries(
 
 /**
  * Locks `names` in the lock class `lockClass` until the transaction of `tx` ends, waiting for
- * whoever holds them (`shared`: only for those holding it exclusively). One statement per batch. Transaction-scoped advisory locks on the two-int key
- * space (a class per kind, so kinds never meet each other or the single-key lock of start-up),
- * keyed by a hash of the name: a hash collision only makes two names wait for each other. The keys
- * are taken in ascending order, so two batches never wait for each other in a cycle.
+ * whoever holds them (`shared`: only for those holding them exclusively). One statement per batch.
+ * Transaction-scoped advisory locks on the two-int key space (a class per kind, so kinds never meet
+ * each other or the single-key lock of start-up), keyed by a hash of the name: a hash collision
+ * only makes two names wait for each other. The keys are taken in ascending order, so two batches
+ * never wait for each other in a cycle.
  */
 export async function lockKeys(
   tx: EntityManager,

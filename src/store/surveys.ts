@@ -132,7 +132,7 @@ export interface BatchSurvey {
  * The surveys among `surveyIds` that still exist, by id, read in the caller's transaction in one
  * round trip: what quota counting (processors/responses/count-quotas.ts) and the summaries
  * (summary-counts.ts) need of each. Read under their summaries' shared lock (locks.ts): a recount
- * of one waits for the transaction to end, and the transaction for a recount running.
+ * after an edit waits for the transaction to end before it reads.
  */
 export async function findBatchSurveys(
   tx: EntityManager,
