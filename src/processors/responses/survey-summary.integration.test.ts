@@ -17,7 +17,8 @@ import { parkedForDecidedResponses } from '../../store/parked-commands.ts';
 import { Display, ParkedCommand, Response, SummaryRecount, Survey } from '../../store/entities.ts';
 import { deleteContact, findContact } from '../../store/contacts.ts';
 import { createEnvironment } from '../../store/environments.ts';
-import { readSummaryCounts } from '../../store/summary-counts.ts';
+import { readSummaryCounts, recountRequested, requestRecount } from '../../store/summary-counts.ts';
+import type { EntityManager } from '../../store/orm.ts';
 import { createSurvey, updateSurvey } from '../../store/surveys.ts';
 import { contributionOf, counterKey, type Tally } from '../../summaries/contributions.ts';
 import { surveyShape } from '../../summaries/survey-shape.ts';
@@ -364,6 +365,40 @@ describe('survey summaries kept by the processors', () => {
     } finally {
       await recounts.stop();
     }
+  });
+
+  test('a survey edited again while it is counted keeps no difference from that count, and the next count does the job', async () => {
+    const em = world.orm.em;
+    // The count's read-only snapshot first lets an edit ask again, as one made then would.
+    const editedMeanwhile = new Proxy(em, {
+      get(target, property) {
+        if (property !== 'fork') return Reflect.get(target, property, target) as unknown;
+        return () => {
+          const fork = target.fork();
+          return new Proxy(fork, {
+            get(f, name) {
+              if (name !== 'transactional') return Reflect.get(f, name, f) as unknown;
+              return async (
+                work: (tx: EntityManager) => Promise<unknown>,
+                options?: { readOnly?: boolean },
+              ) => {
+                if (options?.readOnly === true)
+                  await target.fork().transactional((tx) => requestRecount(tx, surveyId));
+                return f.transactional(work, options);
+              };
+            },
+          });
+        };
+      },
+    });
+    await em.fork().transactional((tx) => requestRecount(tx, surveyId));
+    const first = await recountRequested(editedMeanwhile);
+    assert.deepEqual([first?.surveyId, first?.kept], [surveyId, false]);
+    const request = await em.fork().findOneOrFail(SummaryRecount, { surveyId });
+    assert.equal(request.claimedAt, null, 'asked again, unclaimed');
+    const second = await recountRequested(em);
+    assert.deepEqual([second?.surveyId, second?.kept], [surveyId, true]);
+    assert.equal(await recountRequested(em), undefined, 'nothing left to count');
   });
 
   /** The kept sums equal the recount, and so do the summaries read from them. */
