@@ -5,7 +5,7 @@ import { lockContacts } from './locks.ts';
 import { lockSegments } from './segment-members.ts';
 import { batchedReads } from './batched-reads.ts';
 import { query } from './orm.ts';
-import { lockResponses } from './response-rows.ts';
+import { lockResponses, removeResponses } from './response-rows.ts';
 import { countDisplays, countResponseChanges } from './summary-counts.ts';
 import { findBatchSurveys } from './surveys.ts';
 
@@ -87,40 +87,32 @@ export async function deleteContact(em: EntityManager, contact: ContactRecord): 
     // batch before the contacts of its new responses; taking the contact first here and then
     // waiting for one of those rows would be a cycle (a batch that updates one of this contact's
     // responses and creates another). A response created meanwhile is committed before we get the
-    // contact's lock, and the deletes below (each a new snapshot) see it.
+    // contact's lock, and the read of its responses after it sees it.
     // First the environment's segment lock (shared), as the contact processor takes it before the
     // contacts: a membership recomputation (exclusive) then cannot write this contact's rows back
     // after they are deleted below.
     await lockSegments(tx, [contact.environmentId], 'shared');
-    const responseIds = await tx.execute<{ id: string }[]>(
-      'select id from responses where contact_id = ? order by id for update',
-      [contact.id],
-    );
+    await tx.execute('select id from responses where contact_id = ? order by id for update', [contact.id]);
     await lockContacts(tx, [contact.id]);
     const deletedAt = new Date();
     await tx.execute(
       'insert into contact_tombstones (contact_id, environment_id, deleted_at) values (?, ?, ?) on conflict (contact_id) do update set deleted_at = excluded.deleted_at',
       [contact.id, contact.environmentId, deletedAt],
     );
-    // No foreign keys lead from these to `responses`: they go explicitly, before the responses.
-    for (const table of ['quota_members', 'deliveries']) {
-      await tx.execute(
-        `delete from ${table} where response_id in (select id from responses where contact_id = ?)`,
-        [contact.id],
-      );
-    }
-    // Its responses and displays leave their surveys' summaries as if they had never been there.
-    const responses = await lockResponses(
-      tx,
-      responseIds.map((r) => r.id),
-    );
-    const removed = [...responses.values()];
+    // All of its responses (no processor can link another to it while we hold its lock) leave
+    // their surveys' summaries as if they had never been there, and go with their quota
+    // memberships and deliveries.
+    const stored = await tx.execute<{ id: string }[]>('select id from responses where contact_id = ?', [
+      contact.id,
+    ]);
+    const ids = stored.map((r) => r.id);
+    const removed = [...(await lockResponses(tx, ids)).values()];
     await countResponseChanges(
       tx,
       removed.map((before) => ({ before, after: undefined })),
       await findBatchSurveys(tx, [...new Set(removed.map((r) => r.surveyId))]),
     );
-    await tx.execute('delete from responses where contact_id = ?', [contact.id]);
+    await removeResponses(tx, removed);
     const displays = await tx.execute<{ survey_id: string; created_at: Date }[]>(
       'delete from displays where contact_id = ? returning survey_id, created_at',
       [contact.id],

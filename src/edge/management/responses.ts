@@ -3,9 +3,9 @@
 // from its answer on, this edge and the others (through the shared statuses) refuse the response's
 // updates, and reads may show it for the moment the processor takes to apply it.
 import { notFound } from '../../errors.ts';
-import { Response } from '../../store/entities.ts';
+import { Response, type Permission } from '../../store/entities.ts';
 import { listResponses, responseRecord } from '../../store/responses.ts';
-import type { Route } from '../router.ts';
+import type { Route, RouteRequest } from '../router.ts';
 import type { ManagementContext } from './context.ts';
 import { requireId } from '../validation.ts';
 import { authenticate, requireAccess } from './auth.ts';
@@ -16,6 +16,16 @@ import { data } from '../openapi/route-doc.ts';
 import { Id, ResponseRecord } from '../openapi/replies.ts';
 
 export function managementResponseRoutes(ctx: ManagementContext): Route[] {
+  /** The stored response the path names, if the request's key has `permission` on its environment. */
+  const storedResponse = async (request: RouteRequest, permission: Permission) => {
+    const grant = await authenticate(request, ctx.keys);
+    const id = requireId('responseId', request.params.responseId);
+    const row = await ctx.orm.em.fork().findOne(Response, { id });
+    if (!row) throw notFound('Response', id);
+    requireAccess(grant, row.environmentId, permission);
+    return row;
+  };
+
   return [
     listRoute(
       '/api/v1/management/responses',
@@ -50,11 +60,7 @@ export function managementResponseRoutes(ctx: ManagementContext): Route[] {
         errors: [400, 404, 503],
       },
       handler: async (request) => {
-        const grant = await authenticate(request, ctx.keys);
-        const id = requireId('responseId', request.params.responseId);
-        const row = await ctx.orm.em.fork().findOne(Response, { id });
-        if (!row) throw notFound('Response', id);
-        requireAccess(grant, row.environmentId, 'read');
+        const row = await storedResponse(request, 'read');
         return { status: 200, body: { data: responseRecord(row) } };
       },
     },
@@ -70,11 +76,8 @@ export function managementResponseRoutes(ctx: ManagementContext): Route[] {
         errors: [400, 404, 503],
       },
       handler: async (request) => {
-        const grant = await authenticate(request, ctx.keys);
-        const id = requireId('responseId', request.params.responseId);
-        const row = await ctx.orm.em.fork().findOne(Response, { id });
-        if (!row) throw notFound('Response', id);
-        requireAccess(grant, row.environmentId, 'manage');
+        const row = await storedResponse(request, 'manage');
+        const id = row.id;
         if ((await ctx.client.responses.get(id))?.deleted) throw notFound('Response', id);
         await ctx.client.outputs.responses.publish({
           type: 'response.deleted',
