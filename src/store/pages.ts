@@ -41,7 +41,8 @@ export async function pageOf<T extends object, R>(
   return { items: rows.map(toRecord), total: count };
 }
 
-async function countedRows(em: EntityManager, table: CountedTable, environmentIds: readonly string[]) {
+/** The rows of `table` in these environments, from the trigger-kept counts. */
+export async function countedRows(em: EntityManager, table: CountedTable, environmentIds: readonly string[]) {
   if (environmentIds.length === 0) return 0;
   const [row] = await em.fork().execute<{ total: string | null }[]>(
     `select sum(count) as total from record_counts

@@ -1,8 +1,8 @@
 // Reads of stored responses: for the edge and the management API, and the processor's single-use check.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { pageOf, type PageRequest, type Total } from './pages.ts';
+import { countedRows, type PageRequest } from './pages.ts';
 import { query } from './orm.ts';
-import { readSummaryCounts } from './summary-counts.ts';
+import { ALL_TIME } from '../summaries/counter-rows.ts';
 import { counterKey } from '../summaries/contributions.ts';
 import type { Quota } from '../surveys/definition.ts';
 import { statusOf, type ResponseStatus } from '../responses/status.ts';
@@ -47,12 +47,40 @@ export async function takenSingleUseIds(
   return rows.map((r) => ({ surveyId: r.survey_id, singleUseId: r.single_use_id }));
 }
 
+/**
+ * What a response record shows of a stored response: an entity, or a row of RECORD_COLUMNS (whose
+ * times the driver gives as text).
+ */
+type RecordFields = { createdAt: Date | string; updatedAt: Date | string } & Pick<
+  Response,
+  | 'id'
+  | 'environmentId'
+  | 'surveyId'
+  | 'finished'
+  | 'data'
+  | 'ttc'
+  | 'variables'
+  | 'meta'
+  | 'language'
+  | 'endingId'
+  | 'displayId'
+  | 'singleUseId'
+  | 'contactId'
+  | 'contactAttributes'
+>;
+
+/** The columns of a record, named as its fields. */
+const RECORD_COLUMNS = `id, created_at as "createdAt", updated_at as "updatedAt", environment_id as "environmentId",
+  survey_id as "surveyId", finished, data, ttc, variables, meta, language, ending_id as "endingId",
+  display_id as "displayId", single_use_id as "singleUseId", contact_id as "contactId",
+  contact_attributes as "contactAttributes"`;
+
 /** A response as the management API shows it. */
-export function responseRecord(row: Response) {
+export function responseRecord(row: RecordFields) {
   return {
     id: row.id,
-    createdAt: row.createdAt.toISOString(),
-    updatedAt: row.updatedAt.toISOString(),
+    createdAt: new Date(row.createdAt).toISOString(),
+    updatedAt: new Date(row.updatedAt).toISOString(),
     environmentId: row.environmentId,
     surveyId: row.surveyId,
     finished: row.finished,
@@ -72,39 +100,55 @@ export function responseRecord(row: Response) {
 /**
  * Newest first: a survey's latest responses are what a reader wants on the first page. `after`
  * continues after that id (the last of the page before), so a page costs the same at any depth.
+ * Plain SQL, read while the total is: a page is read often, and entities would cost more CPU than
+ * the rest of the request.
  */
 export async function listResponses(
   em: EntityManager,
   filter: { environmentIds: string[]; surveyId?: string; after?: string },
   page: PageRequest,
 ) {
-  const where = {
-    environmentId: { $in: filter.environmentIds },
-    ...(filter.surveyId ? { surveyId: filter.surveyId } : {}),
-    ...(filter.after ? { id: { $lt: filter.after } } : {}),
-  };
-  // All of an environment's responses, or one survey's, from the counts kept for them.
-  const total: Total = filter.surveyId
-    ? await surveyResponseCount(em, filter.surveyId, filter.environmentIds)
-    : { counted: 'responses', environmentIds: filter.environmentIds };
-  return pageOf(em, Response, where, page, responseRecord, { orderBy: { id: 'desc' }, total });
+  const conditions: [string, unknown][] = [['environment_id = any(?)', filter.environmentIds]];
+  if (filter.surveyId) conditions.push(['survey_id = ?', filter.surveyId]);
+  if (filter.after) conditions.push(['id < ?', filter.after]);
+  const [rows, total] = await Promise.all([
+    query<RecordFields>(
+      em,
+      `select ${RECORD_COLUMNS} from responses where ${conditions.map(([sql]) => sql).join(' and ')}
+       order by id desc limit ? offset ?`,
+      [...conditions.map(([, value]) => value), page.limit, page.offset],
+    ),
+    // All of an environment's responses, or one survey's, from the counts kept for them.
+    filter.surveyId
+      ? surveyResponseCount(em, filter.surveyId, filter.environmentIds)
+      : countedRows(em, 'responses', filter.environmentIds),
+  ]);
+  return { items: rows.map(responseRecord), total };
 }
 
 /**
- * The responses of a survey from its summary's count; counted when the survey is gone (its
- * summary may have missed responses that arrived after it was deleted).
+ * The responses of a survey, from its summary's count, in one statement; counted when the survey
+ * is gone (its summary may have missed responses that arrived after it was deleted).
  */
 async function surveyResponseCount(
   em: EntityManager,
   surveyId: string,
   environmentIds: readonly string[],
-): Promise<Total> {
-  const [survey] = await query<{ environment_id: string }>(
+): Promise<number> {
+  const [survey] = await query<{ environment_id: string; n: string | null }>(
     em,
-    'select environment_id from surveys where id = ?',
-    [surveyId],
+    `select s.environment_id, c.n from surveys s
+       left join summary_counts c on c.survey_id = s.id and c.span = 'all' and c.start = ?::timestamptz and c.key = ?
+     where s.id = ?`,
+    [ALL_TIME, counterKey('responses'), surveyId],
   );
-  if (!survey) return 'count';
-  if (!environmentIds.includes(survey.environment_id)) return { known: 0 };
-  return { known: (await readSummaryCounts(em, surveyId)).get(counterKey('responses'))?.n ?? 0 };
+  if (!survey) {
+    const [counted] = await query<{ n: string }>(
+      em,
+      'select count(*) as n from responses where survey_id = ? and environment_id = any(?)',
+      [surveyId, environmentIds],
+    );
+    return Number(counted!.n);
+  }
+  return environmentIds.includes(survey.environment_id) ? Number(survey.n ?? 0) : 0;
 }
