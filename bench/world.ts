@@ -23,7 +23,7 @@ export interface ResponseBenchWorld {
   body: string;
   /** The path and body of an identify, as js-core sends it, of a new user each time (wrk.ts UNIQUE). */
   identify: { path: string; body: string };
-  /** Rows in the world's `responses` table (an arrow: callers pass it on unbound). */
+  /** Rows in the world's `responses` table (an arrow: callers pass it on unbound). Cheap to poll. */
   countRows: () => Promise<number>;
   /** Drops the world and stops the local services; logs errors instead of throwing. */
   stop: () => Promise<void>;
@@ -84,10 +84,18 @@ export async function prepareResponseBench(logger: Logger): Promise<ResponseBenc
           attributes: { plan: 'free', email: `u${UNIQUE}@example.com` },
         }),
       },
+      // From the counts the store's triggers keep in the transaction that stores the rows (exact, 16
+      // rows at most): a count(*) of a growing table, polled every 50 ms through a drain, cost
+      // PostgreSQL about 9 µs per stored response in one measurement, all charged to Chorus.
       countRows: async () =>
         Number(
-          (await orm.em.getConnection().execute<{ n: string }[]>('select count(*) as n from responses'))[0]!
-            .n,
+          (
+            await orm.em
+              .getConnection()
+              .execute<{ n: string | null }[]>(
+                "select sum(count) as n from record_counts where kind = 'responses'",
+              )
+          )[0]!.n ?? 0,
         ),
       stop,
     };
