@@ -121,6 +121,9 @@ await runBench('bench_mgmt', logger, async ({ chorus }) => {
   // The big survey is one more in the environment.
   const surveys = SEED.surveys + (settings.BENCH_BIG_SURVEY > 0 ? 1 : 0);
   const cases: Case[] = [
+    // The floor: the same server and client, a route that does no work. On a shared machine its
+    // tail is the scheduler's and the collector's, and so is that much of every other row's.
+    { name: 'floor: liveness, no work', path: '/health' },
     { name: 'surveys, first page', path: `${m}/surveys?limit=100&offset=0`, total: surveys, items: 100 },
     {
       name: 'surveys, last page',

@@ -19,7 +19,7 @@ import {
   type Plan,
 } from './store/entities.ts';
 import { replayDeliveries } from './store/integrations.ts';
-import { readSurveySummary } from './store/summary-counts.ts';
+import { readSummaryBasis, readSurveySummary } from './store/summary-counts.ts';
 import { parseTimeRange, type TimeRange } from './summaries/time-range.ts';
 import { summaryText } from './summaries/summary-text.ts';
 import { ROLES, startChorus, type Role } from './roles/start.ts';
@@ -457,8 +457,11 @@ async function summaryCommand(args: string[]): Promise<number> {
   }
   const read = await withStore(async (orm) => {
     const em = orm.em.fork();
-    const survey = await em.findOne(Survey, { id: surveyId });
-    return survey && { survey, summary: await readSurveySummary(em, survey, range) };
+    const [survey, basis] = await Promise.all([
+      em.findOne(Survey, { id: surveyId }),
+      readSummaryBasis(em, surveyId, range),
+    ]);
+    return survey && basis && { survey, summary: await readSurveySummary(em, basis, range) };
   });
   if (!read) throw new CommandError(`No survey ${surveyId}`);
   process.stdout.write(

@@ -129,23 +129,29 @@ export async function readSummaryCounts(
   surveyId: string,
   range: TimeRange = {},
 ): Promise<Map<string, Tally>> {
-  const spans = range.from === undefined && range.to === undefined ? undefined : spansOf(range);
-  const rows = spans
-    ? await query<{ key: string; n: string; total: number }>(
-        em,
-        `select key, sum(n) as n, sum(total) as total from summary_counts
-         where survey_id = ? and (
-           (span = 'day' and start >= ?::timestamptz and start < ?::timestamptz)
-           or (span = 'quarter' and ((start >= ?::timestamptz and start < ?::timestamptz)
-                                   or (start >= ?::timestamptz and start < ?::timestamptz))))
-         group by key`,
-        [surveyId, ...spans],
-      )
-    : await query<{ key: string; n: string; total: number }>(
-        em,
-        `select key, n, total from summary_counts where survey_id = ? and span = 'all' and start = ?::timestamptz`,
-        [surveyId, ALL_TIME],
-      );
+  const [sql, values] = countsQuery(surveyId, range);
+  return tallies(await query<{ key: string; n: string; total: number }>(em, sql, values));
+}
+
+/** The statement that reads the sums of a survey's counters (readSummaryCounts), and its values. */
+function countsQuery(surveyId: string, range: TimeRange): [string, unknown[]] {
+  if (range.from === undefined && range.to === undefined)
+    return [
+      `select key, n, total from summary_counts where survey_id = ? and span = 'all' and start = ?::timestamptz`,
+      [surveyId, ALL_TIME],
+    ];
+  return [
+    `select key, sum(n) as n, sum(total) as total from summary_counts
+     where survey_id = ? and (
+       (span = 'day' and start >= ?::timestamptz and start < ?::timestamptz)
+       or (span = 'quarter' and ((start >= ?::timestamptz and start < ?::timestamptz)
+                               or (start >= ?::timestamptz and start < ?::timestamptz))))
+     group by key`,
+    [surveyId, ...spansOf(range)],
+  ];
+}
+
+function tallies(rows: readonly { key: string; n: string | number; total: number }[]): Map<string, Tally> {
   return new Map(rows.map((r) => [r.key, { n: Number(r.n), total: Number(r.total) }]));
 }
 
@@ -183,7 +189,7 @@ export async function readSummarySamples(
   const rows = await query<{
     element: string;
     id: string;
-    updated_at: Date;
+    updated_at: string;
     value: unknown;
     language: string | null;
     contact_id: string | null;
@@ -192,7 +198,8 @@ export async function readSummarySamples(
   }>(
     em,
     `select e.id as element, s.* from unnest(?::text[]) as e(id) cross join lateral (
-       select r.id, r.updated_at, r.data -> e.id as value, r.language, r.contact_id, c.user_id, r.contact_attributes
+       select r.id, to_char(r.updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as updated_at,
+         r.data -> e.id as value, r.language, r.contact_id, c.user_id, r.contact_attributes
        from responses r left join contacts c on c.id = r.contact_id
        where r.survey_id = ? and jsonb_exists(r.data, e.id)
          and r.created_at >= ?::timestamptz and r.created_at <= ?::timestamptz
@@ -207,7 +214,7 @@ export async function readSummarySamples(
   for (const row of rows)
     samples.get(row.element)!.push({
       id: row.id,
-      updatedAt: new Date(row.updated_at).toISOString(),
+      updatedAt: row.updated_at,
       value: row.value,
       language: row.language ?? '',
       contact: row.contact_id ? { id: row.contact_id, userId: row.user_id } : null,
@@ -216,23 +223,69 @@ export async function readSummarySamples(
   return samples;
 }
 
-/** The responses counted in each of the survey's quotas, by quota id. */
-export async function readQuotaCounts(em: EntityManager, surveyId: string): Promise<Map<string, number>> {
-  const rows = await query<{ quota_id: string; n: string }>(
-    em,
-    'select quota_id, count(*) as n from quota_members where survey_id = ? group by quota_id',
-    [surveyId],
-  );
-  return new Map(rows.map((r) => [r.quota_id, Number(r.n)]));
-}
-
 /** Element types whose summary lists samples of the newest responses (choices: their other values). */
 const SAMPLED = new Set(['openText', 'date', 'fileUpload', 'address', 'contactInfo']);
 
-/** A survey's summary (summaries/summary.ts) from its kept sums, over all of time or a range. */
+/** What a survey's summary starts from: the survey, the sums of its counters and its quota counts. */
+export interface SummaryBasis {
+  survey: {
+    id: string;
+    environmentId: string;
+    blocks: unknown[];
+    /** Its hidden fields, welcome card and languages (summaries/survey-shape.ts). */
+    widget: Record<string, unknown> | null;
+    quotas: Quota[];
+  };
+  counts: Map<string, Tally>;
+  /** The responses counted in each of the survey's quotas, by quota id. */
+  quotaCounts: Map<string, number>;
+}
+
+/**
+ * A survey's summary basis over all of time or a range, in one statement (a summary is read often:
+ * each round trip costs more than the reading); undefined when there is no such survey.
+ */
+export async function readSummaryBasis(
+  em: EntityManager,
+  surveyId: string,
+  range: TimeRange = {},
+): Promise<SummaryBasis | undefined> {
+  const [counts, values] = countsQuery(surveyId, range);
+  const [row] = await query<{
+    environment_id: string;
+    blocks: unknown[];
+    widget: Record<string, unknown> | null;
+    quotas: Quota[];
+    counts: [string, number, number][];
+    quota_counts: Record<string, number>;
+  }>(
+    em,
+    `select s.environment_id, s.blocks, s.widget, s.quotas,
+       (select coalesce(json_agg(json_build_array(c.key, c.n, c.total)), '[]') from (${counts}) c) as counts,
+       (select coalesce(json_object_agg(q.quota_id, q.n), '{}') from (
+          select quota_id, count(*) as n from quota_members where survey_id = s.id group by quota_id) q
+       ) as quota_counts
+     from surveys s where s.id = ?`,
+    [...values, surveyId],
+  );
+  if (!row) return undefined;
+  return {
+    survey: {
+      id: surveyId,
+      environmentId: row.environment_id,
+      blocks: row.blocks,
+      widget: row.widget,
+      quotas: row.quotas,
+    },
+    counts: tallies(row.counts.map(([key, n, total]) => ({ key, n, total }))),
+    quotaCounts: new Map(Object.entries(row.quota_counts)),
+  };
+}
+
+/** A survey's summary (summaries/summary.ts) from its basis, with the samples of its newest responses. */
 export async function readSurveySummary(
   em: EntityManager,
-  survey: { id: string; blocks: unknown[]; widget?: Record<string, unknown> | null; quotas: unknown[] },
+  { survey, counts, quotaCounts }: SummaryBasis,
   range: TimeRange = {},
 ) {
   const shape = surveyShape(survey);
@@ -242,13 +295,9 @@ export async function readSurveySummary(
       .map(({ element }) => element.id),
     ...shape.hiddenFieldIds,
   ];
-  const [counts, samples, members] = await Promise.all([
-    readSummaryCounts(em, survey.id, range),
-    readSummarySamples(em, survey.id, sampled, range),
-    readQuotaCounts(em, survey.id),
-  ]);
-  const quotas = (survey.quotas as Quota[])
-    .map((q) => ({ id: q.id, name: q.name ?? '', limit: q.limit, count: members.get(q.id) ?? 0 }))
+  const samples = await readSummarySamples(em, survey.id, sampled, range);
+  const quotas = survey.quotas
+    .map((q) => ({ id: q.id, name: q.name ?? '', limit: q.limit, count: quotaCounts.get(q.id) ?? 0 }))
     .reverse();
   return summarize({ shape, counts, samples, quotas });
 }

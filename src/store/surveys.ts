@@ -120,35 +120,6 @@ export async function findSurveySnapshot(em: EntityManager, id: string): Promise
   };
 }
 
-/** What a survey's summary is read with (summary-counts.ts' readSurveySummary), and whose it is. */
-export interface SummarySurvey {
-  id: string;
-  environmentId: string;
-  blocks: unknown[];
-  /** Its hidden fields, welcome card and languages (summaries/survey-shape.ts). */
-  widget: Record<string, unknown> | null;
-  quotas: Quota[];
-}
-
-/** One statement, no entity: a summary is read often, and the rest of the survey is not needed. */
-export async function findSummarySurvey(em: EntityManager, id: string): Promise<SummarySurvey | undefined> {
-  const [row] = await query<{
-    environment_id: string;
-    blocks: unknown[];
-    widget: Record<string, unknown> | null;
-    quotas: Quota[];
-  }>(em, 'select environment_id, blocks, widget, quotas from surveys where id = ?', [id]);
-  return (
-    row && {
-      id,
-      environmentId: row.environment_id,
-      blocks: row.blocks,
-      widget: row.widget,
-      quotas: row.quotas,
-    }
-  );
-}
-
 /** What the response processor reads of a survey for a batch: its quotas, and its summary's shape. */
 export interface BatchSurvey {
   quotas: Quota[];

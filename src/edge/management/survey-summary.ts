@@ -3,8 +3,7 @@
 // is answered from the sums' days and quarter hours. Only the samples read the newest responses.
 import Type from 'typebox';
 import { notFound } from '../../errors.ts';
-import { findSummarySurvey } from '../../store/surveys.ts';
-import { readSurveySummary } from '../../store/summary-counts.ts';
+import { readSummaryBasis, readSurveySummary } from '../../store/summary-counts.ts';
 import { parseTimeRange } from '../../summaries/time-range.ts';
 import type { Route } from '../router.ts';
 import { requireId } from '../validation.ts';
@@ -32,10 +31,10 @@ export function surveySummaryRoute(ctx: ManagementContext): Route {
       const id = requireId('surveyId', request.params.surveyId);
       const range = parseTimeRange({ from: request.query.get('from'), to: request.query.get('to') });
       const em = ctx.orm.em.fork();
-      const survey = await findSummarySurvey(em, id);
-      if (!survey) throw notFound('Survey', id);
-      requireAccess(grant, survey.environmentId, 'read');
-      return { status: 200, body: { data: await readSurveySummary(em, survey, range) } };
+      const basis = await readSummaryBasis(em, id, range);
+      if (!basis) throw notFound('Survey', id);
+      requireAccess(grant, basis.survey.environmentId, 'read');
+      return { status: 200, body: { data: await readSurveySummary(em, basis, range) } };
     },
   };
 }
