@@ -19,7 +19,9 @@ const local = await ensureLocalServices(config, createLogger('warn', process.std
 const noBrowser = ensureChromiumForCi();
 if (noBrowser) console.error(noBrowser);
 const named = process.argv.slice(2);
-const files = named.length > 0 ? named : [...testFiles('src'), ...testFiles('test')];
+// test/ first: its end-to-end files take up to minutes each and src/'s seconds, so the short ones fill
+// the lanes at the end instead of one long file running alone there.
+const files = named.length > 0 ? named : [...testFiles('test'), ...testFiles('src')];
 const isFaultScenario = (file: string) => file.startsWith('test/faults/');
 
 // The tests use these servers; each file creates its own database and topics on them.
