@@ -12,11 +12,9 @@ export type CountedTable = 'contacts' | 'surveys' | 'responses' | 'contact_attri
 
 /**
  * How the total is found: read from the trigger-kept counts when the list is all of a table's rows
- * in some environments (no count over a tenant's rows per request), known by the caller (a count
- * kept elsewhere), or counted with the filter.
+ * in some environments (no count over a tenant's rows per request), or counted with the filter.
  */
-export type Total =
-  { counted: CountedTable; environmentIds: readonly string[] } | { known: number } | 'count';
+export type Total = { counted: CountedTable; environmentIds: readonly string[] } | 'count';
 
 export async function pageOf<T extends object, R>(
   em: EntityManager,
@@ -36,7 +34,7 @@ export async function pageOf<T extends object, R>(
       ? await fork.findAndCount(entity, where, options)
       : await Promise.all([
           fork.find(entity, where, options),
-          'known' in total ? total.known : countedRows(em, total.counted, total.environmentIds),
+          countedRows(em, total.counted, total.environmentIds),
         ]);
   return { items: rows.map(toRecord), total: count };
 }
