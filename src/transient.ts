@@ -24,6 +24,7 @@ const TRANSIENT_CODES = new Set([
 const TRANSIENT_MESSAGES = new RegExp(
   [
     'Connection terminated', // pg: "… unexpectedly", "… due to connection timeout"
+    '^timeout expired$', // pg 8.20: connectionTimeoutMillis passed while connecting
     'timeout exceeded when trying to connect', // pg-pool
     'Knex: Timeout acquiring a connection',
     'Client has encountered a connection error and is not queryable', // pg, after a socket error
