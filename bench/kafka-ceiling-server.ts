@@ -8,11 +8,13 @@ import { randomBytes } from 'node:crypto';
 import uWS from 'uWebSockets.js';
 import { loadConfig } from '../src/config.ts';
 import type { Logger } from '../src/logger.ts';
-import { createKafka, ensureTopics, topicsFor } from '../src/kafka/kafka.ts';
+import { createKafka, ensureTopics, topicsFor, type Topics } from '../src/kafka/kafka.ts';
 import { Publisher } from '../src/kafka/publisher.ts';
 
 export interface KafkaCeilingServer {
   port: number;
+  /** Its own topics: it writes `responses` (the log-first floor reads them: log-first-floor.ts). */
+  topics: Topics;
   close(): Promise<void>;
 }
 
@@ -64,6 +66,7 @@ export async function startKafkaCeilingServer(
       if (!socket) return reject(new Error(`the Kafka ceiling server cannot listen on ${host}`));
       resolve({
         port: uWS.us_socket_local_port(socket),
+        topics,
         close: async () => {
           uWS.us_listen_socket_close(socket);
           await publisher.close();

@@ -65,6 +65,12 @@ export interface BenchReport {
   costToBaseline?: number;
   /** Chorus' stored rows/s divided by the baseline's, in the cost runs (issue 22: ≥ 1.0). */
   storedToBaseline?: number;
+  /** The log-first floor's CPU per stored row (log-first-floor.ts), measured as the baseline's. */
+  floorCost?: CostResult;
+  /** The floor's CPU per stored row divided by the baseline's: the least Chorus' ratio can be. */
+  floorToBaseline?: number;
+  /** Chorus' CPU per stored response divided by the floor's: what Chorus' own work costs. */
+  costToFloor?: number;
   /** Identifies/s of new users divided by response creates/s, both on the edge alone by wrk (≥ 0.5). */
   identifyToCreate?: number;
   /** Edge alone / Kafka ceiling, both loaded by wrk (issue 22: ≥ 0.8). */
@@ -158,30 +164,31 @@ export function formatTable(report: BenchReport): string {
   ].join('\n');
 }
 
-/** CPU per stored response, the baseline and Chorus side by side, broken down by process. */
+/** CPU per stored response: the baseline, the log-first floor and Chorus side by side, by process. */
 function costTable(report: BenchReport): string[] {
   const baseline = report.baselineCost;
   const chorus = report.all.cost;
   if (!baseline || !chorus) return ['Cost per stored response: needs wrk (Debian package `wrk`).', ''];
-  const groups = [...new Set([...Object.keys(chorus.byProcess), ...Object.keys(baseline.byProcess)])].sort(
+  const columns: [string, CostResult][] = [
+    ['baseline', baseline],
+    ...(report.floorCost ? [['log-first floor', report.floorCost] as [string, CostResult]] : []),
+    ['Chorus', chorus],
+  ];
+  const groups = [...new Set(columns.flatMap(([, c]) => Object.keys(c.byProcess)))].sort(
     (a, b) => (chorus.byProcess[b] ?? 0) - (chorus.byProcess[a] ?? 0),
   );
-  const header = ['µs of CPU per stored response', 'baseline', 'Chorus'];
+  const header = ['µs of CPU per stored response', ...columns.map(([name]) => name)];
+  const row = (label: string, cell: (cost: CostResult) => string) => [
+    label,
+    ...columns.map(([, c]) => cell(c)),
+  ];
   const rows = [
     header,
-    [
-      'rows stored',
-      number(baseline.rows, 0),
-      number(chorus.rows, 0) + (chorus.complete ? '' : ' INCOMPLETE'),
-    ],
-    ['rows stored per second', number(baseline.rowsPerSecond, 0), number(chorus.rowsPerSecond, 0)],
-    ['machine busy minus wrk', number(baseline.cpuMicrosPerRow, 0), number(chorus.cpuMicrosPerRow, 0)],
-    ...groups.map((g) => [
-      `  ${g}`,
-      number(baseline.byProcess[g] ?? 0, 0),
-      number(chorus.byProcess[g] ?? 0, 0),
-    ]),
-    ['wrk (not counted)', number(baseline.loadToolMicrosPerRow, 0), number(chorus.loadToolMicrosPerRow, 0)],
+    row('rows stored', (c) => number(c.rows, 0) + (c.complete ? '' : ' INCOMPLETE')),
+    row('rows stored per second', (c) => number(c.rowsPerSecond, 0)),
+    row('machine busy minus wrk', (c) => number(c.cpuMicrosPerRow, 0)),
+    ...groups.map((g) => row(`  ${g}`, (c) => number(c.byProcess[g] ?? 0, 0))),
+    row('wrk (not counted)', (c) => number(c.loadToolMicrosPerRow, 0)),
   ];
   const widths = header.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   const line = (cells: string[]) =>
@@ -196,6 +203,12 @@ function costTable(report: BenchReport): string[] {
     '',
     `Chorus / baseline, CPU per stored response: ${number(report.costToBaseline ?? 0, 2)} (target ≤ 1.0)`,
     `Chorus / baseline, rows stored per second:  ${number(report.storedToBaseline ?? 0, 2)} (target ≥ 1.0)`,
+    ...(report.floorToBaseline !== undefined
+      ? [
+          `log-first floor / baseline, CPU per stored response: ${number(report.floorToBaseline, 2)} (the least Chorus / baseline can be)`,
+          `Chorus / log-first floor, CPU per stored response:   ${number(report.costToFloor ?? 0, 2)}`,
+        ]
+      : []),
     '',
   ];
 }

@@ -5,6 +5,9 @@
 //   the parsed body acknowledged, with nothing else: the most any edge built on that client can do
 //   here (see kafka-ceiling-server.ts);
 // - baseline: a plain synchronous node:http server doing one PostgreSQL INSERT per request;
+// - log-first floor: the Kafka ceiling's endpoint and a bare consumer that stores each batch in one
+//   INSERT and writes one fact per row (log-first-floor.ts): the least any log-first service on
+//   kafkajs can cost per stored response, measured as the baseline and Chorus are (cost.ts);
 // - Chorus edge alone (`chorus start --role edge`, processors off): Kafka-acknowledged POSTs/s, then
 //   a fixed-rate run at half that rate for its latency (an open-loop generator of our own:
 //   autocannon's fixed rate comes in bursts, see paced-load.ts);
@@ -28,6 +31,7 @@ import { freePort } from '../test/helpers/local-kafka.ts';
 import { startBaselineServer } from './baseline-server.ts';
 import { startHelloServer } from './hello-server.ts';
 import { startKafkaCeilingServer } from './kafka-ceiling-server.ts';
+import { startLogFirstFloor } from './log-first-floor.ts';
 import { startOtlpSink } from './otlp-sink.ts';
 import { runLoad, type LoadOptions, type LoadResult } from './load.ts';
 import { runPacedLoad, type PacedLoadResult } from './paced-load.ts';
@@ -109,6 +113,17 @@ async function benchmark(bench: ResponseBenchWorld, load: Load): Promise<void> {
     drainTimeoutMs: 10_000,
   });
   await baseline.close();
+  const floor = await startLogFirstFloor(bench.world.env, bench.world.databaseUrl, logger);
+  const floorCost = await measureCost({
+    url: `http://127.0.0.1:${floor.port}/ceiling`,
+    body: load.body!,
+    connections: settings.BENCH_COST_CONNECTIONS,
+    durationS: load.durationS,
+    countRows: () => Promise.resolve(floor.stored()),
+    ownProcesses: () => new Map([[process.pid, 'log-first floor']]),
+    drainTimeoutMs: 30_000,
+  });
+  await floor.close();
 
   // The whole service first: the edge alone leaves its events unconsumed in the topics.
   const all = await measureChorus('all', bench, load, { fixedRate: false });
@@ -148,6 +163,10 @@ async function benchmark(bench: ResponseBenchWorld, load: Load): Promise<void> {
         costToBaseline: all.cost.cpuMicrosPerRow / baselineCost.cpuMicrosPerRow,
         storedToBaseline: all.cost.rowsPerSecond / baselineCost.rowsPerSecond,
       }),
+    ...(floorCost && { floorCost }),
+    ...(floorCost &&
+      baselineCost && { floorToBaseline: floorCost.cpuMicrosPerRow / baselineCost.cpuMicrosPerRow }),
+    ...(floorCost && all.cost && { costToFloor: all.cost.cpuMicrosPerRow / floorCost.cpuMicrosPerRow }),
     ...(edge.wrk &&
       edge.identify && {
         identifyToCreate: edge.identify.full.requestsPerSecond / edge.wrk.requestsPerSecond,

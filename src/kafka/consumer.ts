@@ -22,7 +22,7 @@ import { traceConsumedBatch, type TraceHeaders } from '../observability/tracing.
 import { MAX_EVENT_BYTES, METADATA_MAX_AGE_MS } from './kafka.ts';
 
 /** See `minBytes` below: tiny batches cost a transaction and a commit each. */
-const FETCH_MIN_BYTES = 64 * 1024;
+export const FETCH_MIN_BYTES = 64 * 1024;
 
 export interface ConsumedMessage {
   topic: string;
