@@ -25,6 +25,8 @@ export interface Route {
 
 interface CompiledRoute extends Route {
   segments: string[];
+  /** The position and name of each `:name` segment. */
+  params: [number, string][];
 }
 
 export interface RouterOptions {
@@ -33,15 +35,25 @@ export interface RouterOptions {
 }
 
 export function createRouter(routes: readonly Route[], logger: Logger, options: RouterOptions = {}) {
-  const compiled: CompiledRoute[] = routes.map((r) => ({ ...r, segments: r.path.split('/') }));
+  // By number of segments: only routes of the request's length can match (declared order kept).
+  const byLength = new Map<number, CompiledRoute[]>();
+  for (const r of routes) {
+    const segments = r.path.split('/');
+    const params = segments.flatMap((s, i): [number, string][] =>
+      s.startsWith(':') ? [[i, s.slice(1)]] : [],
+    );
+    const sameLength = byLength.get(segments.length) ?? [];
+    sameLength.push({ ...r, segments, params });
+    byLength.set(segments.length, sameLength);
+  }
 
   return async function route(request: HttpRequest): Promise<HttpReply> {
     const segments = request.path.replace(/\/+$/, '').split('/');
     const method = request.method === 'HEAD' ? 'GET' : request.method;
     let pathMatched: CompiledRoute | undefined;
     const allowed: string[] = [];
-    for (const candidate of compiled) {
-      const params = match(candidate.segments, segments);
+    for (const candidate of byLength.get(segments.length) ?? []) {
+      const params = match(candidate, segments);
       if (!params) continue;
       pathMatched ??= candidate;
       allowed.push(candidate.method);
@@ -76,23 +88,23 @@ export function createRouter(routes: readonly Route[], logger: Logger, options: 
 /** Parameters that are not valid percent-encoded UTF-8 (`%C3%28`, an encoded lone surrogate). */
 const MALFORMED = Symbol('malformed parameters');
 
-function match(pattern: string[], actual: string[]): Record<string, string> | typeof MALFORMED | undefined {
-  if (pattern.length !== actual.length) return undefined;
-  const params: Record<string, string> = {};
-  let malformed = false;
-  for (let i = 0; i < pattern.length; i++) {
-    const expected = pattern[i]!;
-    const segment = actual[i]!;
-    if (expected.startsWith(':')) {
-      if (segment === '') return undefined;
-      const value = decode(segment);
-      if (value === undefined || value.includes('\0')) malformed = true;
-      else params[expected.slice(1)] = value;
-    } else if (expected !== segment) {
-      return undefined;
-    }
+/** The route's parameters when `actual` is its path: its fixed segments first, without allocating. */
+function match(
+  route: CompiledRoute,
+  actual: string[],
+): Record<string, string> | typeof MALFORMED | undefined {
+  const { segments } = route;
+  for (let i = 0; i < segments.length; i++) {
+    const expected = segments[i]!;
+    if (expected.startsWith(':') ? actual[i] === '' : expected !== actual[i]) return undefined;
   }
-  return malformed ? MALFORMED : params;
+  const params: Record<string, string> = {};
+  for (const [i, name] of route.params) {
+    const value = decode(actual[i]!);
+    if (value === undefined || value.includes('\0')) return MALFORMED;
+    params[name] = value;
+  }
+  return params;
 }
 
 function decode(segment: string): string | undefined {

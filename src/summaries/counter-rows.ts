@@ -25,16 +25,23 @@ export interface CounterRow extends Tally {
 /** The changes summed per row, without rows that add nothing, in key order (see summary-counts.ts). */
 export function counterRows(changes: readonly CountChange[]): CounterRow[] {
   const rows = new Map<string, CounterRow>();
+  // A batch's changes fall in a few quarters of an hour: their spans are worked out once each.
+  const spansByQuarter = new Map<number, [CounterRow['span'], string][]>();
   for (const { surveyId, createdAt, change } of changes) {
     const at = Date.parse(createdAt);
-    const spans: [CounterRow['span'], string][] = [
-      ['all', ALL_TIME],
-      ['day', new Date(at - (at % DAY_MS)).toISOString()],
-      ['quarter', new Date(at - (at % QUARTER_MS)).toISOString()],
-    ];
+    const quarter = at - (at % QUARTER_MS);
+    let spans = spansByQuarter.get(quarter);
+    if (!spans) {
+      spans = [
+        ['all', ALL_TIME],
+        ['day', new Date(at - (at % DAY_MS)).toISOString()],
+        ['quarter', new Date(quarter).toISOString()],
+      ];
+      spansByQuarter.set(quarter, spans);
+    }
     for (const [key, { n, total }] of change)
       for (const [span, start] of spans) {
-        const id = [surveyId, span, start, key].join('\u0000');
+        const id = `${surveyId}\u0000${span}\u0000${start}\u0000${key}`;
         const row = rows.get(id);
         if (row) {
           row.n += n;
