@@ -24,24 +24,33 @@ export interface CounterRow extends Tally {
 
 /** The changes summed per row, without rows that add nothing, in key order (see summary-counts.ts). */
 export function counterRows(changes: readonly CountChange[]): CounterRow[] {
-  const rows = new Map<string, CounterRow>();
-  // A batch's changes fall in a few quarters of an hour: their spans are worked out once each.
-  const spansByQuarter = new Map<number, [CounterRow['span'], string][]>();
+  // Summed per survey and quarter of an hour first (a batch's changes fall in a few of them), by the
+  // contributions' own keys; only then spread over the three spans.
+  const groups = new Map<string, { surveyId: string; quarter: number; sums: Map<string, Tally> }>();
   for (const { surveyId, createdAt, change } of changes) {
     const at = Date.parse(createdAt);
     const quarter = at - (at % QUARTER_MS);
-    let spans = spansByQuarter.get(quarter);
-    if (!spans) {
-      spans = [
-        ['all', ALL_TIME],
-        ['day', new Date(at - (at % DAY_MS)).toISOString()],
-        ['quarter', new Date(quarter).toISOString()],
-      ];
-      spansByQuarter.set(quarter, spans);
+    const groupKey = [surveyId, quarter].join('\u0000');
+    let group = groups.get(groupKey);
+    if (!group) groups.set(groupKey, (group = { surveyId, quarter, sums: new Map() }));
+    for (const [key, { n, total }] of change) {
+      const sum = group.sums.get(key);
+      if (sum) {
+        sum.n += n;
+        sum.total += total;
+      } else group.sums.set(key, { n, total });
     }
-    for (const [key, { n, total }] of change)
+  }
+  const rows = new Map<string, CounterRow>();
+  for (const { surveyId, quarter, sums } of groups.values()) {
+    const spans: [CounterRow['span'], string][] = [
+      ['all', ALL_TIME],
+      ['day', new Date(quarter - (quarter % DAY_MS)).toISOString()],
+      ['quarter', new Date(quarter).toISOString()],
+    ];
+    for (const [key, { n, total }] of sums)
       for (const [span, start] of spans) {
-        const id = `${surveyId}\u0000${span}\u0000${start}\u0000${key}`;
+        const id = [surveyId, span, start, key].join('\u0000');
         const row = rows.get(id);
         if (row) {
           row.n += n;
