@@ -224,12 +224,16 @@ export function validationFailed(problems: Record<string, string>): never {
   throw invalidInput(problems, 'Validation failed');
 }
 
-export function envelope(environmentId: string) {
+/**
+ * The envelope of a command the edge accepts now: its event id and time are new, or those of the
+ * write's ids (an idempotent write's, which a retry reuses).
+ */
+export function envelope(environmentId: string, ids?: { eventId: string; occurredAt: string }) {
   const now = Date.now();
   return {
     version: 1 as const,
-    eventId: newId('evt', now),
-    occurredAt: new Date(now).toISOString(),
+    eventId: ids?.eventId ?? newId('evt', now),
+    occurredAt: ids?.occurredAt ?? new Date(now).toISOString(),
     clock: acceptClock(now),
     environmentId,
   };

@@ -152,9 +152,7 @@ async function writeDisplay(
   const contactId = identity?.contactId ?? null;
   const event: DisplayCreated = {
     type: 'display.created',
-    ...envelope(environmentId),
-    eventId: ids.eventId,
-    occurredAt: ids.occurredAt,
+    ...envelope(environmentId, ids),
     displayId,
     surveyId: survey.id,
     userId: identity?.userId,

@@ -133,9 +133,7 @@ async function writeResponse(
   const responseId = ids.id;
   const command: ResponseCreated = {
     type: 'response.created',
-    ...envelope(environmentId),
-    eventId: ids.eventId,
-    occurredAt: ids.occurredAt,
+    ...envelope(environmentId, ids),
     responseId,
     surveyId: survey.id,
     finished,
