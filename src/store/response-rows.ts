@@ -36,9 +36,10 @@ const UPDATED = FIELDS.filter(
 );
 const LOCK = `select ${FIELDS.map((f) => `${COLUMNS[f][0]} as "${f}"`).join(', ')}
   from responses where id = any(?) for update`;
+// The JSON holds the states as they are, by field name: the record set names its columns so.
 const UPSERT = `insert into responses (${COLUMN_LIST})
-  select ${COLUMN_LIST}
-  from jsonb_to_recordset(?::jsonb) as r(${FIELDS.map((f) => COLUMNS[f].join(' ')).join(', ')})
+  select ${FIELDS.map((f) => `"${f}"`).join(', ')}
+  from jsonb_to_recordset(?::jsonb) as r(${FIELDS.map((f) => `"${f}" ${COLUMNS[f][1]}`).join(', ')})
   on conflict (id) do update set ${UPDATED.map((f) => `${COLUMNS[f][0]} = excluded.${COLUMNS[f][0]}`).join(', ')}`;
 
 type Row = Record<string, unknown>;
@@ -60,8 +61,7 @@ export async function lockResponses(
 
 export async function saveResponses(tx: EntityManager, states: readonly ResponseState[]): Promise<void> {
   if (states.length === 0) return;
-  const rows = states.map((state) => Object.fromEntries(FIELDS.map((f) => [COLUMNS[f][0], state[f]])));
-  await query(tx, UPSERT, [JSON.stringify(rows)]);
+  await query(tx, UPSERT, [JSON.stringify(states)]);
 }
 
 function toIso(value: unknown): string {
