@@ -32,19 +32,24 @@ const MAX_PROBLEMS = 10;
 
 /**
  * What in a JSON text may parse into something unstorable: a NUL, an escape of a NUL or of a
- * surrogate, a number with an exponent of three digits or more, or 309 digits in a row (both may
- * overflow to Infinity). Raw surrogates cannot be in text decoded from UTF-8.
+ * surrogate, a number with an exponent of three digits or more (it may overflow to Infinity). Raw
+ * surrogates cannot be in text decoded from UTF-8.
  */
-const MAYBE_UNSTORABLE = /\0|\\u(?:0000|[dD][89a-fA-F])|[eE][+-]?\d{3}|\d{309}/;
+const MAYBE_UNSTORABLE = /\0|\\u(?:0000|[dD][89a-fA-F])|[eE][+-]?\d{3}/;
+/**
+ * 309 digits in a row, which may overflow to Infinity too. Tested on its own: as a fourth
+ * alternative of MAYBE_UNSTORABLE it made the test of a 470-character event 1.6 µs instead of 0.35.
+ */
+const LONG_DIGITS = /\d{309}/;
 
 /**
  * Whether the value a JSON text parses into may hold something unstorable, judged from the text: a
- * text without any of MAYBE_UNSTORABLE and with at most MAX_JSON_DEPTH brackets cannot, and its
- * value need not be walked (unstorableProblems). Nearly every body and event is such a text; a
- * `true` is only a reason to walk.
+ * text without any of MAYBE_UNSTORABLE or LONG_DIGITS, and with at most MAX_JSON_DEPTH brackets,
+ * cannot, and its value need not be walked (unstorableProblems). Nearly every body and event is such
+ * a text; a `true` is only a reason to walk.
  */
 export function mayBeUnstorable(json: string): boolean {
-  if (MAYBE_UNSTORABLE.test(json)) return true;
+  if (MAYBE_UNSTORABLE.test(json) || (json.length >= 309 && LONG_DIGITS.test(json))) return true;
   let brackets = 0;
   for (const open of ['{', '[']) {
     for (let at = json.indexOf(open); at !== -1; at = json.indexOf(open, at + 1)) {
