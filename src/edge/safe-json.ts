@@ -17,9 +17,12 @@ export function requireStorableJson(value: unknown): void {
  */
 export function requireStorableRequest(request: Pick<HttpRequest, 'path' | 'query'>): void {
   const problems: Record<string, string> = {};
-  for (const segment of request.path.split('/')) {
-    if (!isStorableText(decodeSegment(segment))) problems.path = UNSTORABLE_TEXT;
-  }
+  const { path } = request;
+  // Without a `%`, every segment is its own decoding: the path is checked whole.
+  const pathStorable = path.includes('%')
+    ? path.split('/').every((segment) => isStorableText(decodeSegment(segment)))
+    : isStorableText(path);
+  if (!pathStorable) problems.path = UNSTORABLE_TEXT;
   for (const [name, value] of request.query) {
     if (!isStorableText(name)) problems.query = UNSTORABLE_KEY;
     else if (!isStorableText(value)) problems[`query.${name}`] = UNSTORABLE_TEXT;
