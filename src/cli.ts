@@ -13,7 +13,6 @@ import {
   DELIVERY_STATUSES,
   PERMISSIONS,
   PLANS,
-  Survey,
   type DeliveryStatus,
   type Permission,
   type Plan,
@@ -457,11 +456,8 @@ async function summaryCommand(args: string[]): Promise<number> {
   }
   const read = await withStore(async (orm) => {
     const em = orm.em.fork();
-    const [survey, basis] = await Promise.all([
-      em.findOne(Survey, { id: surveyId }),
-      readSummaryBasis(em, surveyId, range),
-    ]);
-    return survey && basis && { survey, summary: await readSurveySummary(em, basis, range) };
+    const basis = await readSummaryBasis(em, surveyId, range);
+    return basis && { survey: basis.survey, summary: await readSurveySummary(em, basis, range) };
   });
   if (!read) throw new CommandError(`No survey ${surveyId}`);
   process.stdout.write(

@@ -7,7 +7,7 @@ import { createLogger } from '../logger.ts';
 import { createEnvironment } from './environments.ts';
 import { createLink, insertDeliveries, saveIntegration } from './integrations.ts';
 import { newId } from '../ids.ts';
-import { readSummaryCounts } from './summary-counts.ts';
+import { readSummaryBasis } from './summary-counts.ts';
 import { surveyShape } from '../summaries/survey-shape.ts';
 import { summarize } from '../summaries/summary.ts';
 
@@ -219,13 +219,14 @@ test('responses and displays stored before summaries were kept are counted by th
     await prepareStore(orm, createLogger('fatal'), { demo: false });
     const { meta, summary } = summarize({
       shape: surveyShape({ blocks: [{ id: 'b1', elements: [{ id: 'q1', type: 'nps' }] }] }),
-      counts: await readSummaryCounts(em, surveyId),
+      counts: (await readSummaryBasis(em, surveyId))!.counts,
       samples: new Map(),
       quotas: [],
     });
     assert.deepEqual([meta.displayCount, meta.totalResponses, meta.completedResponses], [3, 2, 1]);
     assert.equal(summary[0]!['score'], 0); // one promoter, one detractor
-    const day = await readSummaryCounts(em, surveyId, { from: '2026-11-01', to: '2026-11-01T23:59:59Z' });
+    const day = (await readSummaryBasis(em, surveyId, { from: '2026-11-01', to: '2026-11-01T23:59:59Z' }))!
+      .counts;
     assert.equal(day.get('displays')?.n, 3);
   } finally {
     await orm.close();

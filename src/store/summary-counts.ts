@@ -121,19 +121,10 @@ export async function countDisplays(
 }
 
 /**
- * The sums of a survey's counters, over all of time or over a range. A range is read at the
- * granularity of the quarter hour: a quarter that `from` or `to` falls inside counts whole.
+ * The statement that reads the sums of a survey's counters, over all of time or over a range, and
+ * its values. A range is read at the granularity of the quarter hour: a quarter that `from` or `to`
+ * falls inside counts whole.
  */
-export async function readSummaryCounts(
-  em: EntityManager,
-  surveyId: string,
-  range: TimeRange = {},
-): Promise<Map<string, Tally>> {
-  const [sql, values] = countsQuery(surveyId, range);
-  return tallies(await query<{ key: string; n: string; total: number }>(em, sql, values));
-}
-
-/** The statement that reads the sums of a survey's counters (readSummaryCounts), and its values. */
 function countsQuery(surveyId: string, range: TimeRange): [string, unknown[]] {
   if (range.from === undefined && range.to === undefined)
     return [
@@ -230,6 +221,7 @@ const SAMPLED = new Set(['openText', 'date', 'fileUpload', 'address', 'contactIn
 export interface SummaryBasis {
   survey: {
     id: string;
+    name: string;
     environmentId: string;
     blocks: unknown[];
     /** Its hidden fields, welcome card and languages (summaries/survey-shape.ts). */
@@ -252,6 +244,7 @@ export async function readSummaryBasis(
 ): Promise<SummaryBasis | undefined> {
   const [counts, values] = countsQuery(surveyId, range);
   const [row] = await query<{
+    name: string;
     environment_id: string;
     blocks: unknown[];
     widget: Record<string, unknown> | null;
@@ -260,7 +253,7 @@ export async function readSummaryBasis(
     quota_counts: Record<string, number>;
   }>(
     em,
-    `select s.environment_id, s.blocks, s.widget, s.quotas,
+    `select s.name, s.environment_id, s.blocks, s.widget, s.quotas,
        (select coalesce(json_agg(json_build_array(c.key, c.n, c.total)), '[]') from (${counts}) c) as counts,
        (select coalesce(json_object_agg(q.quota_id, q.n), '{}') from (
           select quota_id, count(*) as n from quota_members where survey_id = s.id group by quota_id) q
@@ -272,6 +265,7 @@ export async function readSummaryBasis(
   return {
     survey: {
       id: surveyId,
+      name: row.name,
       environmentId: row.environment_id,
       blocks: row.blocks,
       widget: row.widget,

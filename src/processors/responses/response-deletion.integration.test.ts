@@ -10,7 +10,7 @@ import { unitOfWork, type Effects } from '../../pipeline/batch-handler.ts';
 import type { Rejected } from '../../events/dead-letters.ts';
 import { Delivery, QuotaMember, Response } from '../../store/entities.ts';
 import { createEnvironment } from '../../store/environments.ts';
-import { readSummaryCounts } from '../../store/summary-counts.ts';
+import { readSummaryBasis } from '../../store/summary-counts.ts';
 import { createSurvey } from '../../store/surveys.ts';
 import { createWebhook } from '../../store/webhooks.ts';
 import {
@@ -70,7 +70,7 @@ describe('a response deleted through the log', () => {
     return { announced, rejected: rejected.map((r) => [r.command.eventId, r.reason]), parked };
   }
 
-  const responses = async () => (await readSummaryCounts(em(), surveyId)).get('responses')?.n ?? 0;
+  const responses = async () => (await readSummaryBasis(em(), surveyId))!.counts.get('responses')?.n ?? 0;
 
   test('takes its deliveries, quota membership and summary counts with it, and is announced with ids only', async () => {
     const id = newId('rsp');
