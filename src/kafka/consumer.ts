@@ -21,8 +21,12 @@ import type { Metrics } from '../observability/metrics.ts';
 import { traceConsumedBatch, type TraceHeaders } from '../observability/tracing.ts';
 import { MAX_EVENT_BYTES, METADATA_MAX_AGE_MS } from './kafka.ts';
 
-/** See `minBytes` below: tiny batches cost a transaction and a commit each. */
-export const FETCH_MIN_BYTES = 64 * 1024;
+/**
+ * See `minBytes` below: every batch costs a transaction of nine statements and an offset commit.
+ * 1 MiB instead of 64 KiB made batches under the bench's load about twice as large (230 instead of
+ * 125 events) and cost the processor, PostgreSQL and the broker about 13 µs less per stored response.
+ */
+export const FETCH_MIN_BYTES = 1024 * 1024;
 
 export interface ConsumedMessage {
   topic: string;
@@ -174,8 +178,8 @@ export async function runConsumer(
       allowAutoTopicCreation: false,
       maxBytesPerPartition: MAX_EVENT_BYTES * 2,
       maxBytes: MAX_EVENT_BYTES * 8,
-      // Under load the broker answers a fetch once it has FETCH_MIN_BYTES (a few hundred events),
-      // so a batch (one transaction) carries many events; when idle, after maxWaitTimeInMs at most.
+      // The broker answers a fetch once it holds FETCH_MIN_BYTES or after maxWaitTimeInMs, so under
+      // load a batch (one transaction) carries hundreds of events, and when idle waits 100 ms at most.
       minBytes: FETCH_MIN_BYTES,
       maxWaitTimeInMs: 100,
       // A member that vanished (crash, broker restart) holds its partitions until its session
