@@ -12,13 +12,15 @@
 // (MAX_EVENT_BYTES), and with it every event of that batch and partition. So an event that cannot
 // fit is refused at once with `payload_too_large` (never sent, never retried: it can never be
 // written), and a batch stops growing before its events together could pass the limit.
+import './crc32c.ts'; // before kafkajs loads: its record batch checksum
 import type { Kafka, Message, Producer } from 'kafkajs';
-import { CompressionTypes, Partitioners } from 'kafkajs';
+import { CompressionTypes } from 'kafkajs';
 import { ChorusError, unavailable } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { detached, startProducerSpan, type TraceHeaders } from '../observability/tracing.ts';
 import { MAX_EVENT_BYTES, METADATA_MAX_AGE_MS } from './kafka.ts';
+import { keyHashPartitioner } from './partitioner.ts';
 
 /** Room left in a record batch for record headers, keys and framing. */
 const BATCH_OVERHEAD_BYTES = 64 * 1024;
@@ -208,7 +210,7 @@ export class Publisher {
       const producer = this.kafka.producer({
         idempotent: true,
         maxInFlightRequests: 1,
-        createPartitioner: Partitioners.DefaultPartitioner, // murmur2 of the key, as Java clients do
+        createPartitioner: keyHashPartitioner, // murmur2 of the key, as Java clients do
         allowAutoTopicCreation: false,
         // Partitions added to a topic are written to within this (keys then map to the new count).
         metadataMaxAge: METADATA_MAX_AGE_MS,
