@@ -1,13 +1,6 @@
-// kafkajs checksums every record batch it writes with CRC-32C, one byte at a time in JavaScript:
-// about 2.4 ns per byte, so 4 % of the CPU of the edge and of the response processor under load
-// (their profiles in docs/performance.md). This module computes the same checksum eight bytes at a
-// time (slicing-by-8, about 0.9 ns per byte) and puts it in place of kafkajs' own: kafkajs 2.2.4
-// takes the function from its module `src/protocol/recordBatch/crc32C/index.js`, which it loads
-// with its record batch encoder at the first write, so that module's entry in the CommonJS cache
-// is filled here before. Every module of Chorus that loads kafkajs imports this one first. Should
-// kafkajs have written already (a script that used it before), its own checksum stays, which is as
-// correct and only slower. The broker checks every batch's checksum.
-import { createRequire, Module } from 'node:module';
+// CRC-32C (Castagnoli), the checksum of Kafka's record batches, computed eight bytes at a time
+// (slicing-by-8): about 0.9 ns per byte, where kafkajs' own, one byte at a time, takes 2.4
+// (kafkajs-tuning.ts puts it in kafkajs' place).
 
 /** Castagnoli's polynomial, reversed. */
 const POLYNOMIAL = 0x82f63b78;
@@ -47,16 +40,4 @@ export function crc32c(buffer: Uint8Array): number {
   }
   for (; i < length; i++) crc = t[(crc ^ buffer[i]!) & 0xff]! ^ (crc >>> 8);
   return (crc ^ -1) >>> 0;
-}
-
-const require = createRequire(import.meta.url);
-/** The module kafkajs takes its record batch checksum from. */
-export const KAFKAJS_CRC32C_MODULE = require.resolve('kafkajs/src/protocol/recordBatch/crc32C/index.js');
-
-if (!(KAFKAJS_CRC32C_MODULE in require.cache)) {
-  const module = new Module(KAFKAJS_CRC32C_MODULE);
-  module.filename = KAFKAJS_CRC32C_MODULE;
-  module.loaded = true;
-  module.exports = crc32c;
-  require.cache[KAFKAJS_CRC32C_MODULE] = module;
 }

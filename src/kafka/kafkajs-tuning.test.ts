@@ -1,0 +1,48 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import './kafkajs-tuning.ts';
+
+const require = createRequire(import.meta.url);
+
+describe('kafkajs tuning', () => {
+  it('is in place once Chorus is loaded: the checksum and the buffer growth kafkajs writes with', () => {
+    // In a process of its own: Chorus' roles load kafkajs only after its replacements are in place.
+    const root = fileURLToPath(new URL('../..', import.meta.url));
+    const script = `
+      await import('./src/roles/start.ts');
+      const { createRequire } = await import('node:module');
+      const require = createRequire(process.cwd() + '/');
+      const crc = require('kafkajs/src/protocol/recordBatch/crc32C/index.js');
+      const Encoder = require('kafkajs/src/protocol/encoder.js');
+      process.stdout.write(crc.name + ' ' + Encoder.prototype.ensureAvailable.toString().includes('allocUnsafe'));`;
+    const used = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: root,
+      encoding: 'utf8',
+    });
+    assert.equal(used, 'crc32c true');
+  });
+
+  it('encodes records that decode to what was written, however far each encoder grew', () => {
+    const Record = require('kafkajs/src/protocol/recordBatch/record/v0/index.js') as (r: object) => {
+      buffer: Buffer;
+    };
+    const Decoder = require('kafkajs/src/protocol/decoder.js') as new (b: Buffer) => object;
+    const decodeRecord = require('kafkajs/src/protocol/recordBatch/record/v0/decoder.js') as (
+      d: object,
+      batch: object,
+    ) => { key: Buffer; value: Buffer; headers: Record<string, Buffer> };
+    for (const size of [0, 1, 400, 511, 512, 513, 5_000, 70_000]) {
+      const value = 'é'.repeat(size >> 1) + 'x'.repeat(size & 1);
+      const { buffer } = Record({ key: `key-${size}`, value, headers: { traceparent: 'tp' } });
+      const decoder = new Decoder(buffer) as { readVarInt(): number };
+      decoder.readVarInt(); // the record's length
+      const record = decodeRecord(decoder, { firstOffset: '0', firstTimestamp: '0' });
+      assert.equal(record.key.toString(), `key-${size}`);
+      assert.equal(record.value.toString(), value);
+      assert.equal(record.headers.traceparent!.toString(), 'tp');
+    }
+  });
+});
