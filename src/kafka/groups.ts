@@ -2,7 +2,6 @@
 // its members and the partitions each one owns, and per partition how far the group's committed
 // offset is behind the end of the partition (the lag). `chorus status` prints it, and the
 // processors turn it into metrics (lag-metrics.ts).
-import './kafkajs-tuning.ts'; // before kafkajs writes: its cheaper checksum and buffers
 import { AssignerProtocol, type Admin, type Kafka } from 'kafkajs';
 import type { ConsumerGroup } from './kafka.ts';
 

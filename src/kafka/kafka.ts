@@ -1,6 +1,6 @@
-// The only module (with ./publisher.ts and ./consumer.ts) that imports kafkajs. It builds the client,
-// names the topics and creates them at start with the configured partition count.
-import './kafkajs-tuning.ts'; // before kafkajs writes: its cheaper checksum and buffers
+// Builds the Kafka client (kafkajs, imported only in src/kafka/), names the topics and creates them
+// at start with the configured partition count.
+import './kafkajs-tuning.ts'; // before any client writes: kafkajs' cheaper checksum and buffers
 import kafkajs, { Kafka, logLevel, type Admin, type LogEntry } from 'kafkajs';
 import type { Logger } from '../logger.ts';
 import type { Config } from '../config.ts';

@@ -13,7 +13,7 @@
 //   `buf.slice(0, offset)`, and every write sets the bytes it counts), so the new buffer is taken
 //   without the zero-fill, from Node's pool when small: 3.0 instead of 4.2 µs per record encoded.
 //
-// Every module of Chorus that loads kafkajs imports this one first.
+// kafka.ts, which builds every Kafka client of Chorus, imports this module first.
 import { createRequire, Module } from 'node:module';
 import { crc32c } from './crc32c.ts';
 

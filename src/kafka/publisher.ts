@@ -12,7 +12,6 @@
 // (MAX_EVENT_BYTES), and with it every event of that batch and partition. So an event that cannot
 // fit is refused at once with `payload_too_large` (never sent, never retried: it can never be
 // written), and a batch stops growing before its events together could pass the limit.
-import './kafkajs-tuning.ts'; // before kafkajs writes: its cheaper checksum and buffers
 import type { Kafka, Message, Producer } from 'kafkajs';
 import { CompressionTypes } from 'kafkajs';
 import { ChorusError, unavailable } from '../errors.ts';
