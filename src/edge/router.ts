@@ -27,6 +27,8 @@ interface CompiledRoute extends Route {
   segments: string[];
   /** The position and name of each `:name` segment. */
   params: [number, string][];
+  /** The API's headers and the route's, which every answer of the route carries (shared, frozen). */
+  replyHeaders: Readonly<Record<string, string>>;
 }
 
 export interface RouterOptions {
@@ -43,36 +45,39 @@ export function createRouter(routes: readonly Route[], logger: Logger, options: 
       s.startsWith(':') ? [[i, s.slice(1)]] : [],
     );
     const sameLength = byLength.get(segments.length) ?? [];
-    sameLength.push({ ...r, segments, params });
+    const replyHeaders = Object.freeze({ ...API_HEADERS, ...r.headers });
+    sameLength.push({ ...r, segments, params, replyHeaders });
     byLength.set(segments.length, sameLength);
   }
 
   return async function route(request: HttpRequest): Promise<HttpReply> {
-    const segments = request.path.replace(/\/+$/, '').split('/');
+    const { path } = request;
+    const segments = (path.endsWith('/') ? path.replace(/\/+$/, '') : path).split('/');
     const method = request.method === 'HEAD' ? 'GET' : request.method;
-    let pathMatched: CompiledRoute | undefined;
-    const allowed: string[] = [];
-    for (const candidate of byLength.get(segments.length) ?? []) {
-      const params = match(candidate, segments);
-      if (!params) continue;
-      pathMatched ??= candidate;
-      allowed.push(candidate.method);
-      if (candidate.method === 'GET') allowed.push('HEAD');
-      if (candidate.method !== method) continue;
+    const candidates = byLength.get(segments.length) ?? [];
+    for (const candidate of candidates) {
+      if (candidate.method !== method || !matches(candidate, segments)) continue;
       try {
-        if (params === MALFORMED) {
-          throw invalidInput({ path: 'invalid percent-encoding' });
-        }
+        const params = paramsOf(candidate, segments);
+        if (params === MALFORMED) throw invalidInput({ path: 'invalid percent-encoding' });
         const reply = await candidate.handler({ ...request, params });
-        return {
-          ...reply,
-          route: candidate.path,
-          headers: { ...API_HEADERS, ...candidate.headers, ...reply.headers },
-        };
+        const headers = reply.headers
+          ? { ...candidate.replyHeaders, ...reply.headers }
+          : candidate.replyHeaders;
+        return { ...reply, route: candidate.path, headers };
       } catch (error) {
         const reply = errorReply(error, logger);
         return { ...reply, route: candidate.path, headers: { ...reply.headers, ...candidate.headers } };
       }
+    }
+    // No route of this method: the path's other methods, if it has any, answer 405.
+    let pathMatched: CompiledRoute | undefined;
+    const allowed: string[] = [];
+    for (const candidate of candidates) {
+      if (!matches(candidate, segments)) continue;
+      pathMatched ??= candidate;
+      allowed.push(candidate.method);
+      if (candidate.method === 'GET') allowed.push('HEAD');
     }
     const error = pathMatched
       ? new ChorusError('method_not_allowed', 'Method Not Allowed', { method: request.method })
@@ -88,16 +93,18 @@ export function createRouter(routes: readonly Route[], logger: Logger, options: 
 /** Parameters that are not valid percent-encoded UTF-8 (`%C3%28`, an encoded lone surrogate). */
 const MALFORMED = Symbol('malformed parameters');
 
-/** The route's parameters when `actual` is its path: its fixed segments first, without allocating. */
-function match(
-  route: CompiledRoute,
-  actual: string[],
-): Record<string, string> | typeof MALFORMED | undefined {
+/** Whether `actual` is the route's path: its fixed segments are, and no parameter is empty. */
+function matches(route: CompiledRoute, actual: string[]): boolean {
   const { segments } = route;
   for (let i = 0; i < segments.length; i++) {
     const expected = segments[i]!;
-    if (expected.startsWith(':') ? actual[i] === '' : expected !== actual[i]) return undefined;
+    if (expected.startsWith(':') ? actual[i] === '' : expected !== actual[i]) return false;
   }
+  return true;
+}
+
+/** The parameters of a path that matches the route, decoded. */
+function paramsOf(route: CompiledRoute, actual: string[]): Record<string, string> | typeof MALFORMED {
   const params: Record<string, string> = {};
   for (const [i, name] of route.params) {
     const value = decode(actual[i]!);
