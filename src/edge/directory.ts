@@ -36,6 +36,8 @@ export interface DirectoryOptions {
    * revoked before the outage).
    */
   serveStale?: boolean;
+  /** The time in ms since the epoch; tests pass their own clock. */
+  now?: () => number;
 }
 
 /** How many maps a directory's entries are spread over (see the top of this file). */
@@ -59,15 +61,18 @@ export class Directory<V> {
   private readonly loading = new Map<string, Promise<V | undefined>>();
   /** A load failed because the store is unavailable, and none has succeeded since. */
   private storeDown = false;
+  private readonly now: () => number;
 
   constructor(
     private readonly read: (key: string) => Promise<V | undefined>,
     private readonly options: DirectoryOptions,
-  ) {}
+  ) {
+    this.now = options.now ?? Date.now;
+  }
 
   async get(key: string): Promise<V | undefined> {
     const entry = this.entryOf(key);
-    const now = Date.now();
+    const now = this.now();
     if (entry && entry.expiresAt > now) return entry.value;
     if (entry && this.storeDown && this.options.serveStale) {
       if (entry.retryAt <= now && !this.loading.has(key)) {
@@ -125,7 +130,7 @@ export class Directory<V> {
     const ttl = value === undefined ? this.options.absentTtlMs : this.options.ttlMs;
     const [newest, ...older] = this.generations as [Map<string, Entry<V>>, ...Map<string, Entry<V>>[]];
     for (const generation of older) generation.delete(key); // a key is held once
-    newest.set(key, { value, expiresAt: provisional ? 0 : Date.now() + ttl, retryAt: 0 });
+    newest.set(key, { value, expiresAt: provisional ? 0 : this.now() + ttl, retryAt: 0 });
     if (newest.size >= Math.max(1, this.options.maxEntries / GENERATIONS)) {
       this.generations.unshift(new Map<string, Entry<V>>());
       if (this.generations.length > GENERATIONS) this.generations.pop();
@@ -158,7 +163,7 @@ export class Directory<V> {
           if (this.options.serveStale && isUnavailable(error)) {
             this.storeDown = true;
             const known = this.entryOf(key);
-            if (known) known.retryAt = Date.now() + STALE_RETRY_MS;
+            if (known) known.retryAt = this.now() + STALE_RETRY_MS;
           }
           throw error;
         },
