@@ -34,8 +34,15 @@ const UPDATED = FIELDS.filter(
   (f) =>
     !['id', 'environmentId', 'surveyId', 'createdAt', 'contactId', 'singleUseId', 'displayId'].includes(f),
 );
-const LOCK = `select ${FIELDS.map((f) => `${COLUMNS[f][0]} as "${f}"`).join(', ')}
-  from responses where id = any(?) for update`;
+/**
+ * Each id looked up through the primary key, whatever PostgreSQL's statistics say: `id = any(?)`
+ * was planned as a scan of the whole table while `responses` was young and not analyzed yet (a new
+ * installation's first minute, every bench run: 105 such scans read 2.2 million rows in one). The
+ * ids are locked in the order given.
+ */
+const LOCK = `select r.* from unnest(?::varchar[]) as k(id), lateral (
+    select ${FIELDS.map((f) => `${COLUMNS[f][0]} as "${f}"`).join(', ')} from responses where responses.id = k.id for update
+  ) as r`;
 // The JSON holds the states as they are, by field name: the record set names its columns so.
 const UPSERT = `insert into responses (${COLUMN_LIST})
   select ${FIELDS.map((f) => `"${f}"`).join(', ')}
@@ -50,7 +57,8 @@ export async function lockResponses(
   ids: readonly string[],
 ): Promise<Map<string, ResponseState>> {
   if (ids.length === 0) return new Map();
-  const rows = await query<Row>(tx, LOCK, [ids]);
+  // In one order, so that two transactions that lock some of the same rows never deadlock.
+  const rows = await query<Row>(tx, LOCK, [[...ids].sort()]);
   return new Map(
     rows.map((row) => [
       row.id as string,
