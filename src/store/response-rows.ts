@@ -1,8 +1,8 @@
 // The response processor's hot path to the `responses` table: one locking read and one upsert per
 // batch, each one statement with its values sent as parameters (the unit of work's change tracking
 // costs more CPU than everything else in the batch; these two statements are all the batch needs).
-// The upsert takes the whole batch as ONE JSON parameter read by `jsonb_to_recordset`, so a batch
-// of any size is one statement, within PostgreSQL's 65,535 parameters.
+// The upsert takes the whole batch as ONE JSON parameter read element by element, so a batch of
+// any size is one statement, within PostgreSQL's 65,535 parameters.
 import type { ResponseState } from '../responses/state.ts';
 import { query, type EntityManager } from './orm.ts';
 
@@ -43,10 +43,17 @@ const UPDATED = FIELDS.filter(
 const LOCK = `select r.* from unnest(?::varchar[]) as k(id), lateral (
     select ${FIELDS.map((f) => `${COLUMNS[f][0]} as "${f}"`).join(', ')} from responses where responses.id = k.id for update
   ) as r`;
-// The JSON holds the states as they are, by field name: the record set names its columns so.
+/** A field read out of the batch's JSON element `x` as its column's type. */
+function fieldOf(field: keyof ResponseState): string {
+  const type = COLUMNS[field][1];
+  // A JSON value stays binary (a JSON null is SQL's NULL); jsonb_to_recordset printed each one and
+  // parsed it again: 3 µs more per row of PostgreSQL's CPU.
+  if (type === 'jsonb') return `nullif(x->'${field}', 'null')`;
+  return type === 'varchar' ? `x->>'${field}'` : `(x->>'${field}')::${type}`;
+}
+// The JSON holds the states as they are, by field name.
 const UPSERT = `insert into responses (${COLUMN_LIST})
-  select ${FIELDS.map((f) => `"${f}"`).join(', ')}
-  from jsonb_to_recordset(?::jsonb) as r(${FIELDS.map((f) => `"${f}" ${COLUMNS[f][1]}`).join(', ')})
+  select ${FIELDS.map(fieldOf).join(', ')} from jsonb_array_elements(?::jsonb) as x
   on conflict (id) do update set ${UPDATED.map((f) => `${COLUMNS[f][0]} = excluded.${COLUMNS[f][0]}`).join(', ')}`;
 
 type Row = Record<string, unknown>;
