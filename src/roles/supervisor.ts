@@ -25,6 +25,18 @@ const STOP_TIMEOUT_MS = 30_000;
 /** A child's readiness report older than this counts as not ready (a child that hangs). */
 const REPORT_TTL_MS = 5_000;
 
+/**
+ * Node flags of a child role, before this process's own (a flag given twice: the last counts). The
+ * processor's young generation is twice V8's default: most scavenges find a batch (its commands,
+ * states, facts and statements) still alive and copy it, so half as many cost the processor 8 %
+ * less CPU (125 instead of 136 µs per stored response; three runs each on fresh databases) for
+ * about 32 MiB more memory. deploy/k8s/processor.yaml sets it through NODE_OPTIONS.
+ */
+const NODE_FLAGS: Record<ChildRole, string[]> = {
+  processor: ['--max-semi-space-size=32'],
+  integrations: [],
+};
+
 /** What a child sends its parent over the IPC channel. */
 export interface ReadinessReport {
   type: 'readiness';
@@ -80,12 +92,16 @@ function supervise(role: ChildRole, env: NodeJS.ProcessEnv, logger: Logger): Sup
     const startedAt = Date.now();
     // The IPC channel tells the child when this process is gone, even after a kill -9: it stops then.
     // The child runs under this process's Node flags (a heap limit, --cpu-prof), as fork would.
-    const running = spawn(process.execPath, [...process.execArgv, CLI, 'start', '--role', role], {
-      env,
-      stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
-      // Its own process group: a Ctrl-C reaches this process, which then stops the child in order.
-      detached: true,
-    });
+    const running = spawn(
+      process.execPath,
+      [...NODE_FLAGS[role], ...process.execArgv, CLI, 'start', '--role', role],
+      {
+        env,
+        stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
+        // Its own process group: a Ctrl-C reaches this process, which then stops the child in order.
+        detached: true,
+      },
+    );
     child = running;
     report = undefined;
     running.on('message', (message: Partial<ReadinessReport>) => {
