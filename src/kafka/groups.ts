@@ -2,8 +2,8 @@
 // its members and the partitions each one owns, and per partition how far the group's committed
 // offset is behind the end of the partition (the lag). `chorus status` prints it, and the
 // processors turn it into metrics (lag-metrics.ts).
-import { AssignerProtocol, type Admin, type Kafka } from 'kafkajs';
-import type { ConsumerGroup } from './kafka.ts';
+import type { Admin, Kafka } from 'kafkajs';
+import { AssignerProtocol, type ConsumerGroup } from './kafka.ts';
 
 export interface GroupMember {
   memberId: string;

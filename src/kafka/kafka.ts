@@ -2,6 +2,8 @@
 // at start with the configured partition count.
 import './kafkajs-tuning.ts'; // before any client writes: kafkajs' cheaper checksum and buffers
 import kafkajs, { Kafka, logLevel, type Admin, type LogEntry } from 'kafkajs';
+// kafkajs' other values, for the rest of src/kafka: kafkajs is loaded after its tuning only so.
+export { AssignerProtocol, CompressionTypes } from 'kafkajs';
 import type { Logger } from '../logger.ts';
 import type { Config } from '../config.ts';
 import { redactedMessage, redactedStack } from '../observability/redact.ts';

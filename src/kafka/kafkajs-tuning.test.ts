@@ -3,12 +3,12 @@ import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import './kafkajs-tuning.ts';
+import { groupPerPartition } from './kafkajs-tuning.ts';
 
 const require = createRequire(import.meta.url);
 
 describe('kafkajs tuning', () => {
-  it('is in place once Chorus is loaded: the checksum and the buffer growth kafkajs writes with', () => {
+  it('is in place once Chorus is loaded: the checksum, buffer growth and grouping kafkajs writes with', () => {
     // In a process of its own: Chorus' roles load kafkajs only after its replacements are in place.
     const root = fileURLToPath(new URL('../..', import.meta.url));
     const script = `
@@ -17,12 +17,13 @@ describe('kafkajs tuning', () => {
       const require = createRequire(process.cwd() + '/');
       const crc = require('kafkajs/src/protocol/recordBatch/crc32C/index.js');
       const Encoder = require('kafkajs/src/protocol/encoder.js');
-      process.stdout.write(crc.name + ' ' + Encoder.prototype.ensureAvailable.toString().includes('allocUnsafe'));`;
+      const group = require('kafkajs/src/producer/groupMessagesPerPartition.js');
+      process.stdout.write([crc.name, Encoder.prototype.ensureAvailable.toString().includes('allocUnsafe'), group.name].join(' '));`;
     const used = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
       cwd: root,
       encoding: 'utf8',
     });
-    assert.equal(used, 'crc32c true');
+    assert.equal(used, 'crc32c true groupPerPartition');
   });
 
   it('encodes records that decode to what was written, however far each encoder grew', () => {
@@ -44,5 +45,19 @@ describe('kafkajs tuning', () => {
       assert.equal(record.value.toString(), value);
       assert.equal(record.headers.traceparent!.toString(), 'tp');
     }
+  });
+
+  it('groups records by partition in the order given, and none while the partitions are unknown', () => {
+    const messages = Array.from({ length: 50 }, (_, i) => ({ key: `k${i}`, value: String(i) }));
+    const partitioner = ({ message }: { message: { value: string } }) => Number(message.value) % 7;
+    const grouped = groupPerPartition({ topic: 't', partitionMetadata: [{}], messages, partitioner });
+    assert.deepEqual(Object.keys(grouped).map(Number), [0, 1, 2, 3, 4, 5, 6]);
+    for (const [partition, records] of Object.entries(grouped)) {
+      assert.deepEqual(
+        records,
+        messages.filter((m) => Number(m.value) % 7 === Number(partition)),
+      );
+    }
+    assert.deepEqual(groupPerPartition({ topic: 't', partitionMetadata: [], messages, partitioner }), {});
   });
 });

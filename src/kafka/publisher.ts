@@ -13,12 +13,11 @@
 // fit is refused at once with `payload_too_large` (never sent, never retried: it can never be
 // written), and a batch stops growing before its events together could pass the limit.
 import type { Kafka, Message, Producer } from 'kafkajs';
-import { CompressionTypes } from 'kafkajs';
 import { ChorusError, unavailable } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { detached, startProducerSpan, type TraceHeaders } from '../observability/tracing.ts';
-import { MAX_EVENT_BYTES, METADATA_MAX_AGE_MS } from './kafka.ts';
+import { CompressionTypes, MAX_EVENT_BYTES, METADATA_MAX_AGE_MS } from './kafka.ts';
 import { keyHashPartitioner } from './partitioner.ts';
 
 /** Room left in a record batch for record headers, keys and framing. */
