@@ -7,7 +7,8 @@
 // - baseline: a plain synchronous node:http server doing one PostgreSQL INSERT per request;
 // - log-first floor: the Kafka ceiling's endpoint and a bare consumer that stores each batch in one
 //   INSERT and writes one fact per row (log-first-floor.ts): the least any log-first service on
-//   kafkajs can cost per stored response, measured as the baseline and Chorus are (cost.ts);
+//   kafkajs can cost per stored response, measured as the baseline and Chorus are (cost.ts), in
+//   BENCH_COST_ROUNDS rounds of the three, each round on a fresh database (the median is reported);
 // - Chorus edge alone (`chorus start --role edge`, processors off): Kafka-acknowledged POSTs/s, then
 //   a fixed-rate run at half that rate for its latency (an open-loop generator of our own:
 //   autocannon's fixed rate comes in bursts, see paced-load.ts);
@@ -19,7 +20,7 @@
 // world (its own database and topics) on the local services `npm test` uses; their RSS and CPU are
 // read per process from /proc.
 //
-// Settings: BENCH_DURATION_S (10), BENCH_CONNECTIONS (50); BENCH_LOG_LEVEL (warn) for the bench's logs;
+// Settings: BENCH_DURATION_S (10), BENCH_CONNECTIONS (50), BENCH_COST_ROUNDS (3); BENCH_LOG_LEVEL (warn);
 // BENCH_TRACING (false): with `1`, Chorus runs with OpenTelemetry on, exporting over OTLP to a
 // local sink, to compare with a run without it (OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG
 // apply as usual: by default every request is sampled).
@@ -36,7 +37,7 @@ import { startOtlpSink } from './otlp-sink.ts';
 import { runLoad, type LoadOptions, type LoadResult } from './load.ts';
 import { runPacedLoad, type PacedLoadResult } from './paced-load.ts';
 import { runWrk, type WrkResult } from './wrk.ts';
-import { measureCost, waitForRows } from './cost.ts';
+import { measureCost, waitForRows, type CostResult } from './cost.ts';
 import { rolesOf, sampleTree, startChorusProcess, type ProcessUsage } from './processes.ts';
 import { formatTable, writeJson, type BenchReport, type ChorusTarget } from './report.ts';
 import { loadSettings, LogLevel } from './settings.ts';
@@ -52,6 +53,11 @@ const Settings = Type.Object({
   BENCH_CONNECTIONS: Type.Integer({ default: 50, minimum: 1 }),
   /** Connections of the cost runs (`wrk -t1`), as the issue that set the targets measured them. */
   BENCH_COST_CONNECTIONS: Type.Integer({ default: 64, minimum: 1 }),
+  /**
+   * Rounds of the cost comparison, each on a fresh database; the median round (by Chorus /
+   * baseline) is reported. One round of the same code gave 1.12 and, right after, 1.38.
+   */
+  BENCH_COST_ROUNDS: Type.Integer({ default: 3, minimum: 1 }),
   BENCH_LOG_LEVEL: LogLevel,
   BENCH_TRACING: Type.Boolean({ default: false }),
 });
@@ -101,29 +107,10 @@ async function benchmark(bench: ResponseBenchWorld, load: Load): Promise<void> {
   const ceilingWrk = await runWrk({ ...load, url: ceilingUrl });
   await ceiling.close();
   const baseline = await startBaselineServer(bench.world.databaseUrl);
-  const baselineUrl = `http://127.0.0.1:${baseline.port}/`;
-  const baselineResult = await warmUpAndMeasure({ ...load, url: baselineUrl });
-  const baselineCost = await measureCost({
-    url: baselineUrl,
-    body: load.body!,
-    connections: settings.BENCH_COST_CONNECTIONS,
-    durationS: load.durationS,
-    countRows: () => countTable(bench, 'bench_baseline'),
-    ownProcesses: () => new Map([[process.pid, 'baseline server']]),
-    drainTimeoutMs: 10_000,
-  });
+  const baselineResult = await warmUpAndMeasure({ ...load, url: `http://127.0.0.1:${baseline.port}/` });
   await baseline.close();
-  const floor = await startLogFirstFloor(bench.world.env, bench.world.databaseUrl, logger);
-  const floorCost = await measureCost({
-    url: `http://127.0.0.1:${floor.port}/ceiling`,
-    body: load.body!,
-    connections: settings.BENCH_COST_CONNECTIONS,
-    durationS: load.durationS,
-    countRows: () => Promise.resolve(floor.stored()),
-    ownProcesses: () => new Map([[process.pid, 'log-first floor']]),
-    drainTimeoutMs: 30_000,
-  });
-  await floor.close();
+  const rounds = await measureCostRounds(bench, load);
+  const cost = rounds && medianRound(rounds);
 
   // The whole service first: the edge alone leaves its events unconsumed in the topics.
   const all = await measureChorus('all', bench, load, { fixedRate: false });
@@ -157,16 +144,13 @@ async function benchmark(bench: ResponseBenchWorld, load: Load): Promise<void> {
       ceilingWrk && { ceilingToHelloWrk: ceilingWrk.requestsPerSecond / helloWrk.requestsPerSecond }),
     ...(helloWrk && edge.wrk && { edgeToHelloWrk: edge.wrk.requestsPerSecond / helloWrk.requestsPerSecond }),
     persistedToBaseline: (all.rowsPerSecond ?? 0) / baselineResult.requestsPerSecond,
-    ...(baselineCost && { baselineCost }),
-    ...(baselineCost &&
-      all.cost && {
-        costToBaseline: all.cost.cpuMicrosPerRow / baselineCost.cpuMicrosPerRow,
-        storedToBaseline: all.cost.rowsPerSecond / baselineCost.rowsPerSecond,
-      }),
-    ...(floorCost && { floorCost }),
-    ...(floorCost &&
-      baselineCost && { floorToBaseline: floorCost.cpuMicrosPerRow / baselineCost.cpuMicrosPerRow }),
-    ...(floorCost && all.cost && { costToFloor: all.cost.cpuMicrosPerRow / floorCost.cpuMicrosPerRow }),
+    ...(cost && {
+      baselineCost: cost.baseline,
+      floorCost: cost.floor,
+      chorusCost: cost.chorus,
+      ...ratiosOf(cost),
+      costRounds: rounds.map(ratiosOf),
+    }),
     ...(edge.wrk &&
       edge.identify && {
         identifyToCreate: edge.identify.full.requestsPerSecond / edge.wrk.requestsPerSecond,
@@ -182,6 +166,114 @@ async function benchmark(bench: ResponseBenchWorld, load: Load): Promise<void> {
 async function warmUpAndMeasure(options: LoadOptions): Promise<LoadResult> {
   await runLoad({ ...options, durationS: WARMUP_S });
   return runLoad(options);
+}
+
+interface CostRound {
+  baseline: CostResult;
+  floor: CostResult;
+  chorus: CostResult;
+}
+
+/**
+ * The cost comparison, BENCH_COST_ROUNDS times: the baseline, the log-first floor and Chorus, each
+ * on the round's own fresh database (its tables as young as the others'), every other round in the
+ * reverse order so that what drifts during a run falls on each alike. Undefined without wrk.
+ */
+async function measureCostRounds(bench: ResponseBenchWorld, load: Load): Promise<CostRound[] | undefined> {
+  const rounds: CostRound[] = [];
+  for (let round = 0; round < settings.BENCH_COST_ROUNDS; round++) {
+    const world = await bench.another();
+    try {
+      const measure = {
+        baseline: () => baselineCost(world, load),
+        floor: () => floorCost(world, load),
+        chorus: () => chorusCost(world, load),
+      };
+      const order = ['baseline', 'floor', 'chorus'] as const;
+      const results: Partial<CostRound> = {};
+      for (const target of round % 2 === 0 ? order : [...order].reverse()) {
+        const result = await measure[target]();
+        if (!result) return undefined;
+        results[target] = result;
+      }
+      rounds.push(results as CostRound);
+    } finally {
+      await world.stop();
+    }
+  }
+  return rounds;
+}
+
+function medianRound(rounds: CostRound[]): CostRound {
+  const byRatio = [...rounds].sort((a, b) => ratiosOf(a).costToBaseline - ratiosOf(b).costToBaseline);
+  return byRatio[(byRatio.length - 1) >> 1]!;
+}
+
+function ratiosOf({ baseline, floor, chorus }: CostRound) {
+  return {
+    costToBaseline: chorus.cpuMicrosPerRow / baseline.cpuMicrosPerRow,
+    storedToBaseline: chorus.rowsPerSecond / baseline.rowsPerSecond,
+    floorToBaseline: floor.cpuMicrosPerRow / baseline.cpuMicrosPerRow,
+    costToFloor: chorus.cpuMicrosPerRow / floor.cpuMicrosPerRow,
+  };
+}
+
+async function baselineCost(world: ResponseBenchWorld, load: Load): Promise<CostResult | undefined> {
+  const baseline = await startBaselineServer(world.world.databaseUrl);
+  try {
+    return await measureCost({
+      url: `http://127.0.0.1:${baseline.port}/`,
+      body: load.body!,
+      connections: settings.BENCH_COST_CONNECTIONS,
+      durationS: load.durationS,
+      countRows: () => countTable(world, 'bench_baseline'),
+      ownProcesses: () => new Map([[process.pid, 'baseline server']]),
+      drainTimeoutMs: 10_000,
+    });
+  } finally {
+    await baseline.close();
+  }
+}
+
+async function floorCost(world: ResponseBenchWorld, load: Load): Promise<CostResult | undefined> {
+  const floor = await startLogFirstFloor(world.world.env, world.world.databaseUrl, logger);
+  try {
+    return await measureCost({
+      url: `http://127.0.0.1:${floor.port}/ceiling`,
+      body: load.body!,
+      connections: settings.BENCH_COST_CONNECTIONS,
+      durationS: load.durationS,
+      countRows: () => Promise.resolve(floor.stored()),
+      ownProcesses: () => new Map([[process.pid, 'log-first floor']]),
+      drainTimeoutMs: 30_000,
+    });
+  } finally {
+    await floor.close();
+  }
+}
+
+/** `chorus start` (every role) on the round's database: a warm-up, stored in full, then the cost. */
+async function chorusCost(world: ResponseBenchWorld, load: Load): Promise<CostResult | undefined> {
+  const port = await freePort();
+  const chorus = startChorusProcess('all', world.world.env, port);
+  try {
+    await chorus.ready(READY_TIMEOUT_MS);
+    const url = `http://127.0.0.1:${port}${world.path}`;
+    const deadlineMs = Math.max(60, 10 * load.durationS) * 1000;
+    const warmUp = await runLoad({ ...load, url, body: world.body, durationS: WARMUP_S });
+    await waitForRows(world.countRows, warmUp.ok2xx, Date.now() + deadlineMs, { settleMs: SETTLE_MS });
+    return await measureCost({
+      url,
+      body: world.body,
+      connections: settings.BENCH_COST_CONNECTIONS,
+      durationS: load.durationS,
+      countRows: world.countRows,
+      ownProcesses: () => rolesOf(chorus.pid),
+      drainTimeoutMs: deadlineMs,
+    });
+  } finally {
+    await chorus.stop();
+  }
 }
 
 /**
@@ -230,18 +322,6 @@ async function measureChorus(
         persistComplete: after.complete,
       };
     }
-    const cost =
-      role === 'all'
-        ? await measureCost({
-            url,
-            body: load.body!,
-            connections: settings.BENCH_COST_CONNECTIONS,
-            durationS: load.durationS,
-            countRows,
-            ownProcesses: () => rolesOf(chorus.pid),
-            drainTimeoutMs: deadlineMs,
-          })
-        : undefined;
     let atHalfRate: PacedLoadResult | undefined;
     let processesAtHalfRate: ProcessUsage[] | undefined;
     let wrk: WrkResult | undefined;
@@ -266,7 +346,6 @@ async function measureChorus(
     return {
       ...result,
       ...persisted,
-      ...(cost && { cost }),
       processes,
       ...(atHalfRate && { atHalfRate, processesAtHalfRate }),
       ...(wrk && { wrk }),

@@ -1,7 +1,7 @@
 // What every load bench of POST /responses starts from, set up the way `npm test` sets up a test
 // file: the local services brought up (or found running), a private test world on them (its own
 // database and topics), and in it an environment with one survey that the bench's body answers.
-import { loadConfig } from '../src/config.ts';
+import { loadConfig, type Config } from '../src/config.ts';
 import { ensureLocalServices } from '../src/local-services.ts';
 import type { Logger } from '../src/logger.ts';
 import { createEnvironment } from '../src/store/environments.ts';
@@ -25,7 +25,9 @@ export interface ResponseBenchWorld {
   identify: { path: string; body: string };
   /** Rows in the world's `responses` table (an arrow: callers pass it on unbound). Cheap to poll. */
   countRows: () => Promise<number>;
-  /** Drops the world and stops the local services; logs errors instead of throwing. */
+  /** Another world like this one, on the same services, to drop with its own `stop`. */
+  another: () => Promise<ResponseBenchWorld>;
+  /** Drops the world (and, for the first, stops the local services); logs errors instead of throwing. */
   stop: () => Promise<void>;
 }
 
@@ -34,6 +36,22 @@ export async function prepareResponseBench(logger: Logger): Promise<ResponseBenc
   const local = await ensureLocalServices(config, logger);
   // As test/run.ts hands its test files: the world's database goes on the server just brought up.
   process.env.CHORUS_TEST_DATABASE_URL = local.databaseUrl;
+  try {
+    const first = await benchWorld(config, logger);
+    return { ...first, stop: () => first.stop().then(() => stopLogged(() => local.stop(), logger)) };
+  } catch (error) {
+    await stopLogged(() => local.stop(), logger);
+    throw error;
+  }
+}
+
+async function stopLogged(step: () => unknown, logger: Logger): Promise<void> {
+  await Promise.resolve()
+    .then(step)
+    .catch((err: unknown) => logger.warn({ err }, 'error while stopping'));
+}
+
+async function benchWorld(config: Config, logger: Logger): Promise<ResponseBenchWorld> {
   const world = await createTestWorld('bench', {
     KAFKA_BROKERS: config.kafka.brokers.join(','),
     REDIS_URL: config.redis.url,
@@ -45,9 +63,7 @@ export async function prepareResponseBench(logger: Logger): Promise<ResponseBenc
   });
   const orm = await openStore(world.databaseUrl);
   const stop = async () => {
-    for (const step of [() => orm.close(), () => world.cleanup(), () => local.stop()]) {
-      await Promise.resolve(step()).catch((err: unknown) => logger.warn({ err }, 'error while stopping'));
-    }
+    for (const step of [() => orm.close(), () => world.cleanup()]) await stopLogged(step, logger);
   };
   try {
     await migrate(orm);
@@ -97,6 +113,7 @@ export async function prepareResponseBench(logger: Logger): Promise<ResponseBenc
               )
           )[0]!.n ?? 0,
         ),
+      another: () => benchWorld(config, logger),
       stop,
     };
   } catch (error) {
