@@ -1,6 +1,6 @@
 // Builds the Kafka client (kafkajs, imported only in src/kafka/), names the topics and creates them
 // at start with the configured partition count.
-import './kafkajs-tuning.ts'; // before any client writes: kafkajs' cheaper checksum and buffers
+import './kafkajs-tuning.ts'; // before kafkajs loads: its cheaper checksum, buffers and grouping
 import kafkajs, { Kafka, logLevel, type Admin, type LogEntry } from 'kafkajs';
 // kafkajs' other values, for the rest of src/kafka: kafkajs is loaded after its tuning only so.
 export { AssignerProtocol, CompressionTypes } from 'kafkajs';

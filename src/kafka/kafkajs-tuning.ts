@@ -23,11 +23,11 @@ import { crc32c } from './crc32c.ts';
 const require = createRequire(import.meta.url);
 
 /** The module kafkajs takes its record batch checksum from. */
-export const KAFKAJS_CRC32C_MODULE = require.resolve('kafkajs/src/protocol/recordBatch/crc32C/index.js');
+const KAFKAJS_CRC32C_MODULE = require.resolve('kafkajs/src/protocol/recordBatch/crc32C/index.js');
 primeModule(KAFKAJS_CRC32C_MODULE, crc32c);
 
 /** kafkajs' module that groups a send's records by the partition its partitioner gives each. */
-export const KAFKAJS_GROUP_MODULE = require.resolve('kafkajs/src/producer/groupMessagesPerPartition.js');
+const KAFKAJS_GROUP_MODULE = require.resolve('kafkajs/src/producer/groupMessagesPerPartition.js');
 primeModule(KAFKAJS_GROUP_MODULE, groupPerPartition);
 
 interface Grouping<M> {
