@@ -389,6 +389,14 @@ export const VARIABLES = {
     schema: Type.String({ default: 'production', minLength: 1 }),
     meaning: 'The environment tag of the reports.',
   },
+  REDIS_COMMAND_TIMEOUT_MS: {
+    schema: Type.Integer({ default: 500, minimum: 10, maximum: 10000 }),
+    meaning:
+      'How long a Redis command may go unanswered (10–10000) before it fails: a Redis that hangs ' +
+      '(stopped, or cut off without a reset) is then treated as down, and the edge goes on with what ' +
+      'it knows itself (response and display statuses, idempotency keys, single-use ids) instead of ' +
+      'holding the request.',
+  },
   REDIS_KEY_PREFIX: {
     schema: Type.String({ default: 'chorus:', pattern: '^[A-Za-z0-9:._-]*$' }),
     meaning:
@@ -506,7 +514,7 @@ export interface Config {
   };
   /** `explicit` is false when the default was taken (so a local or embedded server may be started). */
   readonly database: { readonly url: string; readonly explicit: boolean };
-  readonly redis: { readonly url: string; readonly keyPrefix: string };
+  readonly redis: { readonly url: string; readonly keyPrefix: string; readonly commandTimeoutMs: number };
   /** Usage telemetry: checked on `cron` (hourly), sent at most once per 24 hours by one instance. */
   readonly telemetry: { readonly url: string; readonly cron: string };
   readonly kafka: {
@@ -651,7 +659,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       widgetAssetsDir: e.WIDGET_ASSETS_DIR,
     },
     database: { url: e.DATABASE_URL ?? DEFAULT_DATABASE_URL, explicit: e.DATABASE_URL !== undefined },
-    redis: { url: e.REDIS_URL, keyPrefix: e.REDIS_KEY_PREFIX },
+    redis: { url: e.REDIS_URL, keyPrefix: e.REDIS_KEY_PREFIX, commandTimeoutMs: e.REDIS_COMMAND_TIMEOUT_MS },
     telemetry: { url: e.TELEMETRY_URL.replace(/\/+$/, ''), cron: e.TELEMETRY_CRON },
     kafka: {
       brokers: e.KAFKA_BROKERS?.split(',') ?? DEFAULT_KAFKA_BROKERS,

@@ -4,10 +4,22 @@ import { Redis } from 'ioredis';
 
 export type { Redis };
 
-/** `onError` hears connection errors (ioredis reconnects by itself; callers see failed commands). */
-export function createRedis(url: string, onError: (error: Error) => void = () => undefined): Redis {
+/** For probes and tools: as long as connecting may take (`chorus start` passes REDIS_COMMAND_TIMEOUT_MS). */
+const PROBE_COMMAND_TIMEOUT_MS = 2000;
+
+/**
+ * `onError` hears connection errors (ioredis reconnects by itself; callers see failed commands). A
+ * command fails after `commandTimeoutMs` without an answer: a Redis that hangs (stopped, or cut off
+ * without a reset) fails commands as a Redis that is down does, so no caller waits on it for good.
+ */
+export function createRedis(
+  url: string,
+  onError: (error: Error) => void = () => undefined,
+  commandTimeoutMs = PROBE_COMMAND_TIMEOUT_MS,
+): Redis {
   const redis = new Redis(url, {
     lazyConnect: true,
+    commandTimeout: commandTimeoutMs,
     maxRetriesPerRequest: 2,
     enableAutoPipelining: true,
     connectTimeout: 2000,

@@ -59,8 +59,10 @@ async function* inPhases(phases: { files: string[]; concurrency: number }[]): As
     const stream = run({
       ...phase,
       // Per file, not per test: the PostgreSQL outage fault test stops PostgreSQL for a minute, and
-      // its start and catch-up took two more on a busy two-core machine.
-      timeout: 300_000,
+      // its start and catch-up took two more on a busy two-core machine; the README test installs
+      // and builds a fresh copy (npm ci, tsc) beside two other files: 223 s on a busy machine, and
+      // over 300 s in one CI run.
+      timeout: 600_000,
       // A file whose tests are done exits even if a client library left a retry timer behind (kafkajs
       // reconnecting to a broker a test stopped), instead of hanging to the timeout.
       forceExit: true,

@@ -135,7 +135,11 @@ export async function startChorus({
       logger.child({ component: 'publisher' }),
     );
     stops.push(() => publisher.close());
-    const redis = createRedis(config.redis.url, (err) => logger.debug({ err }, 'redis connection error'));
+    const redis = createRedis(
+      config.redis.url,
+      (err) => logger.debug({ err }, 'redis connection error'),
+      config.redis.commandTimeoutMs,
+    );
     stops.push(() => redis.disconnect());
     // Readiness of this process: PostgreSQL; Redis where the edge uses it; Kafka, and every consumer
     // this process runs (a crashed one is restarted, and the process is not ready until it runs).

@@ -39,15 +39,28 @@ describe('the README, followed by a new user', { timeout: 600_000 }, () => {
   const page = (text: string) => text.replaceAll(DOCUMENTED_ORIGIN, `127.0.0.1:${port}`);
   const env = () => ({ ...world.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info' });
 
+  /** npm, its shell and Chorus: one process group. */
+  const stopServed = () => {
+    if (served?.pid !== undefined && served.exitCode === null) process.kill(-served.pid, 'SIGTERM');
+  };
+  // The runner stops a file that overran its time with SIGTERM, and `after` does not run then:
+  // the Chorus this file started must not outlive it.
+  const stoppedByRunner = () => {
+    stopServed();
+    process.exit(143);
+  };
+
   before(async () => {
+    process.once('SIGTERM', stoppedByRunner);
     world = await createTestWorld('readme');
     port = await freePort();
     clone = freshCopy();
   });
   after(async () => {
-    if (served?.pid !== undefined && served.exitCode === null) {
+    process.off('SIGTERM', stoppedByRunner);
+    if (served?.exitCode === null) {
       const ended = new Promise((resolve) => served!.once('exit', resolve));
-      process.kill(-served.pid, 'SIGTERM'); // npm, its shell and Chorus: one process group
+      stopServed();
       await ended;
     }
     await world.cleanup();

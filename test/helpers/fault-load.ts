@@ -16,6 +16,7 @@
 // update's `step`, so order per response is checked too), and no logical response may have two
 // rows (duplicated). Windows of a fault (the broker, PostgreSQL stopped) single out the requests
 // sent meanwhile.
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import pg from 'pg';
 
 export interface Tenant {
@@ -90,10 +91,13 @@ export class FaultLoad {
   private drainUntil = Infinity;
   private readonly running = new Set<Promise<void>>();
   private ticker: NodeJS.Timeout | undefined;
+  /** The client's own event loop: on a starved machine its timers (the request timeouts) fire late. */
+  private readonly loopDelay = monitorEventLoopDelay({ resolution: 20 });
 
   constructor(private readonly options: LoadOptions) {}
 
   start(): void {
+    this.loopDelay.enable();
     const began = Date.now();
     const chainsPerSecond = (this.options.responseWritesPerSecond ?? 100) / 3;
     const due = { chain: 0, display: 0, identify: 0 };
@@ -119,6 +123,15 @@ export class FaultLoad {
     this.drainUntil = Date.now() + DRAIN_MS;
     clearInterval(this.ticker);
     while (this.running.size > 0) await Promise.all([...this.running]);
+    this.loopDelay.disable();
+  }
+
+  /**
+   * The longest the client's own event loop was held up, in ms. A request "timed out" while the
+   * client itself stalled for seconds may have been answered in time: its timer ran late.
+   */
+  clientStallMs(): number {
+    return Math.round(this.loopDelay.max / 1e6);
   }
 
   markBrokerDown(): void {

@@ -13,6 +13,10 @@ export interface PrivateRedis {
   up(): Promise<void>;
   /** Stops the server and resolves once the process has exited. */
   down(): Promise<void>;
+  /** Freezes the server (SIGSTOP): connections stay open, nothing is answered, as a hung Redis. */
+  hang(): void;
+  /** Lets a hung server go on (SIGCONT). */
+  wake(): void;
 }
 
 export async function privateRedis(): Promise<PrivateRedis> {
@@ -20,7 +24,7 @@ export async function privateRedis(): Promise<PrivateRedis> {
   const url = `redis://127.0.0.1:${port}`;
   let child: ChildProcess | undefined;
   // A test process that dies without its `after` hook must not leave a server behind.
-  const killChild = () => child?.kill('SIGKILL');
+  const killChild = () => child?.kill('SIGKILL'); // a stopped (hung) process too
   process.once('exit', killChild);
 
   const up = async () => {
@@ -50,5 +54,10 @@ export async function privateRedis(): Promise<PrivateRedis> {
     await exited;
   };
 
-  return { url, up, down };
+  const signal = (name: NodeJS.Signals) => {
+    if (!child) throw new Error('the private Redis is not running');
+    child.kill(name);
+  };
+
+  return { url, up, down, hang: () => signal('SIGSTOP'), wake: () => signal('SIGCONT') };
 }
