@@ -19,12 +19,11 @@ function newestSource(dir) {
   return newest;
 }
 
-let cli;
-if (built && (!existsSync(source) || built.mtimeMs >= newestSource(source))) {
-  cli = await import('../dist/cli.js');
-} else {
-  const { register } = await import('tsx/esm/api');
-  register();
-  cli = await import('../src/cli.ts');
-}
+const fresh = built && (!existsSync(source) || built.mtimeMs >= newestSource(source));
+if (!fresh) (await import('tsx/esm/api')).register();
+const [dir, ext] = fresh ? ['../dist/', 'js'] : ['../src/', 'ts'];
+// Before the CLI: MikroORM's first load, with contexts that are off between transactions. Only a
+// module loaded on its own comes first: the CLI's imports are loaded before any of its code runs.
+await import(`${dir}store/transient-contexts.${ext}`);
+const cli = await import(`${dir}cli.${ext}`);
 process.exitCode = await cli.main(process.argv.slice(2));
