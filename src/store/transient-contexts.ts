@@ -1,7 +1,7 @@
 // MikroORM keeps its contexts in AsyncLocalStorages (a transaction's, "inside a flush", a raw query
 // fragment's, a request's). Before Node 24 an AsyncLocalStorage is built on async_hooks, and once it
 // has run it stays on for the life of the process: every promise of every request then goes through
-// the hooks that carry its store — on the edge under load a tenth of its throughput, for
+// the hooks that carry its store (on the edge under load, about 8 % of its throughput), for
 // transactions long over (the one that prepared the store at start, the last management write).
 //
 // So MikroORM is loaded here with storages that are on only while one of their runs is in flight:
