@@ -106,7 +106,8 @@ describe('rate limiter under a burst, with the default timeout of 25 ms', () => 
     await server.up();
     [redis, admin] = await Promise.all([
       connected(createRedis(server.url)),
-      connected(createRedis(server.url)),
+      // Its commands may wait out a CLIENT PAUSE of 3 s (the limiter's own client may not).
+      connected(createRedis(server.url, undefined, 10_000)),
     ]);
     limiter = redisRateLimiter({ redis, keyPrefix: 'test:', windowSeconds: 3600, timeoutMs: 25, logger });
   });
