@@ -91,7 +91,7 @@ export class FaultLoad {
   private drainUntil = Infinity;
   private readonly running = new Set<Promise<void>>();
   private ticker: NodeJS.Timeout | undefined;
-  /** The client's own event loop: on a starved machine its timers (the request timeouts) fire late. */
+  /** The client's own event loop, whose stalls a report shows beside unanswered requests. */
   private readonly loopDelay = monitorEventLoopDelay({ resolution: 20 });
 
   constructor(private readonly options: LoadOptions) {}
@@ -127,8 +127,8 @@ export class FaultLoad {
   }
 
   /**
-   * The longest the client's own event loop was held up, in ms. A request "timed out" while the
-   * client itself stalled for seconds may have been answered in time: its timer ran late.
+   * The longest the client's own event loop was held up, in ms: tells a client that could not keep
+   * up from an edge that did not answer.
    */
   clientStallMs(): number {
     return Math.round(this.loopDelay.max / 1e6);

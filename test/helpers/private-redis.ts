@@ -50,6 +50,7 @@ export async function privateRedis(): Promise<PrivateRedis> {
     const running = child;
     if (!running || running.exitCode !== null) return;
     const exited = new Promise<void>((resolve) => running.once('exit', () => resolve()));
+    running.kill('SIGCONT'); // a hung server takes no SIGTERM until it goes on
     running.kill('SIGTERM');
     await exited;
   };
