@@ -13,6 +13,9 @@ export interface BaselineServer {
 
 export async function startBaselineServer(databaseUrl: string): Promise<BaselineServer> {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 10 });
+  // An idle connection ended by the server (the round's database dropped) is not the measurement's
+  // failure, and without a listener it would end the bench (pg emits it on the pool).
+  pool.on('error', () => undefined);
   await pool.query(
     'create table if not exists bench_baseline (id text primary key, body jsonb not null, created_at timestamptz not null default now())',
   );

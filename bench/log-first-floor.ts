@@ -33,6 +33,7 @@ export async function startLogFirstFloor(
   const kafka = createKafka(config.kafka, logger);
   const facts = new Publisher(kafka, config.kafka, logger);
   const pool = new pg.Pool({ connectionString: databaseUrl, max: config.kafka.partitions });
+  pool.on('error', (err) => logger.warn({ err }, 'log-first floor: an idle PostgreSQL connection ended'));
   await pool.query(
     'create table if not exists bench_floor (id text primary key, body jsonb not null, created_at timestamptz not null default now())',
   );
