@@ -135,6 +135,17 @@ export const ActionClass = defineEntity({
 });
 export type ActionClass = InferEntity<typeof ActionClass>;
 
+/** An index of `responses` on a column, of the rows where it is set, named as MikroORM names its own. */
+function partialIndex(column: string, { unique = false, by = [] as string[] } = {}) {
+  const columns = [...by, column];
+  const name = `responses_${columns.join('_')}_${unique ? 'unique' : 'index'}`;
+  const list = columns.map((c) => `"${c}"`).join(', ');
+  return {
+    name,
+    expression: `create ${unique ? 'unique ' : ''}index "${name}" on "responses" (${list}) where "${column}" is not null`,
+  };
+}
+
 /**
  * A survey response as folded from its events by the response processor (the only writer).
  * `surveyId` is a plain column, not a foreign key: responses outlive a deleted survey.
@@ -145,11 +156,13 @@ export const Response = defineEntity({
   indexes: [
     { properties: ['environmentId', 'id'] },
     { properties: ['surveyId', 'id'] },
-    { properties: ['contactId'] },
-    { properties: ['displayId'] },
+    // Only the responses that have one: most have no contact, display or single-use id, and no query
+    // looks for a NULL (three index entries fewer per stored response).
+    partialIndex('contact_id'),
+    partialIndex('display_id'),
+    // A single-use link answers once per survey.
+    partialIndex('single_use_id', { unique: true, by: ['survey_id'] }),
   ],
-  // A single-use link answers once per survey (NULLs are distinct, so ordinary responses are free).
-  uniques: [{ properties: ['surveyId', 'singleUseId'] }],
   properties: {
     id: p.string().primary(),
     environmentId: p.string(),

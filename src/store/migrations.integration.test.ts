@@ -233,3 +233,56 @@ test('responses and displays stored before summaries were kept are counted by th
     await world.cleanup();
   }
 });
+
+test('responses stored before their indexes became partial keep each single-use id once per survey and are found by contact and display', async () => {
+  const world = await createTestWorld('migrations_partial_indexes');
+  const orm = await openStore(world.databaseUrl);
+  try {
+    await orm.getMigrator().up({ to: 'Migration20261201000000_summary_recounts' });
+    const em = orm.em.fork();
+    const insert = (
+      id: string,
+      surveyId: string,
+      ids: { contact?: string; display?: string; singleUse?: string },
+    ) =>
+      em.execute(
+        `insert into responses (id, environment_id, survey_id, finished, data, ttc, variables, meta, clocks,
+           contact_id, display_id, single_use_id, created_at, updated_at)
+         values (?, 'env_1', ?, true, '{}', '{}', '{}', '{}', '{}', ?, ?, ?, now(), now())`,
+        [id, surveyId, ids.contact ?? null, ids.display ?? null, ids.singleUse ?? null],
+      );
+    await insert('rsp_1', 'srv_1', { contact: 'ctc_1', display: 'dsp_1', singleUse: 'once' });
+    await insert('rsp_2', 'srv_1', {});
+
+    await prepareStore(orm, createLogger('fatal'), { demo: false });
+    const partial = await em.execute<{ indexname: string }[]>(
+      `select indexname from pg_indexes where tablename = 'responses' and indexdef like '% WHERE %' order by 1`,
+    );
+    assert.deepEqual(
+      partial.map((i) => i.indexname),
+      [
+        'responses_contact_id_index',
+        'responses_display_id_index',
+        'responses_survey_id_single_use_id_unique',
+      ],
+    );
+    await assert.rejects(insert('rsp_3', 'srv_1', { singleUse: 'once' }), /unique/);
+    await insert('rsp_4', 'srv_2', { singleUse: 'once' }); // another survey's link
+    await insert('rsp_5', 'srv_1', {}); // responses without a single-use id never conflict
+    await em.execute('set enable_seqscan = off');
+    const byContact = await em.execute<{ id: string }[]>(
+      `select id from responses where contact_id = 'ctc_1'`,
+    );
+    const byDisplay = await em.execute<{ id: string }[]>(
+      `select id from responses where display_id = 'dsp_1'`,
+    );
+    assert.deepEqual([byContact, byDisplay], [[{ id: 'rsp_1' }], [{ id: 'rsp_1' }]]);
+    const plan = await em.execute<{ 'QUERY PLAN': string }[]>(
+      `explain select id from responses where contact_id = any(array['ctc_1', 'ctc_2'])`,
+    );
+    assert.match(plan.map((p) => p['QUERY PLAN']).join('\n'), /responses_contact_id_index/);
+  } finally {
+    await orm.close();
+    await world.cleanup();
+  }
+});

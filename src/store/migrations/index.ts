@@ -19,6 +19,7 @@ import { Migration20261128000000_segments } from './Migration20261128000000_segm
 import { Migration20261129000000_pruning } from './Migration20261129000000_pruning.ts';
 import { Migration20261130000000_summary_counts } from './Migration20261130000000_summary_counts.ts';
 import { Migration20261201000000_summary_recounts } from './Migration20261201000000_summary_recounts.ts';
+import { Migration20261202000000_partial_response_indexes } from './Migration20261202000000_partial_response_indexes.ts';
 
 export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261122000000_foundation', class: Migration20261122000000_foundation },
@@ -49,4 +50,8 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261129000000_pruning', class: Migration20261129000000_pruning },
   { name: 'Migration20261130000000_summary_counts', class: Migration20261130000000_summary_counts },
   { name: 'Migration20261201000000_summary_recounts', class: Migration20261201000000_summary_recounts },
+  {
+    name: 'Migration20261202000000_partial_response_indexes',
+    class: Migration20261202000000_partial_response_indexes,
+  },
 ];
