@@ -3,13 +3,13 @@ import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { kafkajsRecordEncoder } from '../../test/helpers/kafkajs-record.ts';
+import { kafkajsRecordEncoder } from '../../test/helpers/kafkajs-own.ts';
 import { groupPerPartition } from './kafkajs-tuning.ts';
 
 const require = createRequire(import.meta.url);
 
 describe('kafkajs tuning', () => {
-  it('is in place once Chorus is loaded: the checksum, buffer growth, grouping and record encoder kafkajs writes with', () => {
+  it('is in place once Chorus is loaded: the checksum, buffer growth, grouping, record encoder and Produce request kafkajs writes with', () => {
     // In a process of its own: Chorus' roles load kafkajs only after its replacements are in place.
     const root = fileURLToPath(new URL('../..', import.meta.url));
     const script = `
@@ -20,13 +20,14 @@ describe('kafkajs tuning', () => {
       const Encoder = require('kafkajs/src/protocol/encoder.js');
       const group = require('kafkajs/src/producer/groupMessagesPerPartition.js');
       const record = require('kafkajs/src/protocol/recordBatch/record/v0/index.js');
-      const ours = [crc, group, record].map((f) => f.name);
+      const produce = require('kafkajs/src/protocol/requests/produce/v3/request.js');
+      const ours = [crc, group, record, produce].map((f) => f.name);
       process.stdout.write([...ours, Encoder.prototype.ensureAvailable.toString().includes('allocUnsafe')].join(' '));`;
     const used = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
       cwd: root,
       encoding: 'utf8',
     });
-    assert.equal(used, 'crc32c groupPerPartition encodeRecordOnce true');
+    assert.equal(used, 'crc32c groupPerPartition encodeRecordOnce produceInOneBuffer true');
   });
 
   it('encodes records that decode to what was written, however far each encoder grew', () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { kafkajsRecordEncoder } from '../../test/helpers/kafkajs-record.ts';
+import { kafkajsRecordEncoder } from '../../test/helpers/kafkajs-own.ts';
 import { encodeRecord, type RecordFields } from './record-encoder.ts';
 
 describe('record encoder', () => {

@@ -24,13 +24,13 @@ type Bytes = string | Buffer | null | undefined;
  * is neither a string nor a Buffer, a header with several or no values, a time delta past 2^52),
  * which kafkajs then encodes itself.
  */
-export function encodeRecord({
-  offsetDelta = 0,
-  timestampDelta = 0,
-  key,
-  value,
-  headers = {},
-}: RecordFields) {
+export function encodeRecord(
+  fields: RecordFields,
+  /** The record's place in its batch, and its time after the batch's (kafkajs passes them in `fields`). */
+  offsetDelta: unknown = fields.offsetDelta ?? 0,
+  timestampDelta: unknown = fields.timestampDelta ?? 0,
+) {
+  const { key, value, headers = {} } = fields;
   if (!isVarint(offsetDelta, 2 ** 30) || !isVarint(timestampDelta, 2 ** 52)) return undefined;
   if (!isBytes(key) || !isBytes(value) || typeof headers !== 'object' || headers === null) return undefined;
   const names = Object.keys(headers);
