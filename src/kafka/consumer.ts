@@ -63,6 +63,11 @@ export interface ConsumerOptions {
   groupId: string;
   topic: string;
   concurrency: number;
+  /**
+   * How long a fetch waits for FETCH_MIN_BYTES before the broker answers with what it has: the
+   * processors' PROCESSOR_FETCH_WAIT_MS; 100 ms for a reader that follows a topic as it is written.
+   */
+  fetchWaitMs?: number;
   handler: BatchHandler;
   /** Where a new group starts; tests and production both start from the earliest unread event. */
   fromBeginning?: boolean;
@@ -178,10 +183,10 @@ export async function runConsumer(
       allowAutoTopicCreation: false,
       maxBytesPerPartition: MAX_EVENT_BYTES * 2,
       maxBytes: MAX_EVENT_BYTES * 8,
-      // The broker answers a fetch once it holds FETCH_MIN_BYTES or after maxWaitTimeInMs, so under
-      // load a batch (one transaction) carries hundreds of events, and when idle waits 100 ms at most.
+      // The broker answers a fetch once it holds FETCH_MIN_BYTES or after fetchWaitMs, so under load
+      // a batch (one transaction) carries hundreds of events, and when idle waits fetchWaitMs at most.
       minBytes: FETCH_MIN_BYTES,
-      maxWaitTimeInMs: 100,
+      maxWaitTimeInMs: options.fetchWaitMs ?? 100,
       // A member that vanished (crash, broker restart) holds its partitions until its session
       // expires: keep that short so that processing resumes quickly.
       sessionTimeout: 10_000,

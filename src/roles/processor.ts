@@ -69,7 +69,13 @@ export async function startProcessors(deps: ProcessorRoleDeps): Promise<RunningP
     }
     return runConsumer(
       kafka,
-      { ...group, concurrency: config.processor.concurrency, handler, metrics },
+      {
+        ...group,
+        concurrency: config.processor.concurrency,
+        fetchWaitMs: config.processor.fetchWaitMs,
+        handler,
+        metrics,
+      },
       logger,
     );
   };
