@@ -1,5 +1,5 @@
-// Five of kafkajs' costs per record written, replaced by equivalents that cost less. Under load they
-// were 4 %, 3–4 %, 2 %, 10 % and 5 % of the CPU of the edge or of the response processor (profiles in
+// Four of kafkajs' costs per record written, replaced by equivalents that cost less. Under load they
+// were 4 %, 3–4 %, 2 % and 13 % of the CPU of the edge or of the response processor (profiles in
 // docs/performance.md); the bytes written are the same. kafkajs 2.2.4 is pinned, and a test checks
 // that the replacements are in place once Chorus is loaded.
 //
@@ -17,18 +17,14 @@
 //   its facts). Its module `src/producer/groupMessagesPerPartition.js` is loaded with kafkajs
 //   itself, so its cache entry is filled before kafkajs is: kafka.ts, the only module of Chorus that
 //   imports kafkajs' values, imports this module first.
-// - Encoding a record: record-encoder.ts writes each in one buffer of its size, once. kafkajs' module
-//   `src/protocol/recordBatch/record/v0/index.js` is loaded with its produce request, after kafkajs
-//   itself; its cache entry is given the new encoder, which leaves to kafkajs' own the records it
-//   does not take (see encodeRecord).
-// - Encoding a Produce request: produce-request.ts writes its body in one buffer, records included.
-//   kafkajs' module `src/protocol/requests/produce/v3/request.js` (versions 4 to 7 use it too) is
-//   loaded (by those versions) at the first write; its cache entry is given a request that leaves
-//   to kafkajs' own the bodies it does not take (see encodeProduceRequest).
+// - Encoding a Produce request: produce-request.ts writes its body in one buffer, each record once
+//   (record-encoder.ts). kafkajs' module `src/protocol/requests/produce/v3/request.js` (versions 4
+//   to 7 use it too) is loaded here and its cache entry given a request that leaves to kafkajs' own
+//   the bodies it does not take (see encodeProduceRequest); kafkajs loads its versions at the first
+//   write, from the cache.
 import { createRequire, Module } from 'node:module';
 import { crc32c } from './crc32c.ts';
 import { encodeProduceRequest, type ProduceArgs } from './produce-request.ts';
-import { encodeRecord, type RecordFields } from './record-encoder.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -83,15 +79,6 @@ Encoder.prototype.ensureAvailable = function ensureAvailable(this: KafkajsEncode
   this.buf = larger;
 };
 
-/** kafkajs' record encoder: an Encoder holding the record's bytes (produce/v3/request.js). */
-type RecordEncoder = (fields: RecordFields) => KafkajsEncoder;
-const KAFKAJS_RECORD_MODULE = require.resolve('kafkajs/src/protocol/recordBatch/record/v0/index.js');
-const kafkajsRecord = require(KAFKAJS_RECORD_MODULE) as RecordEncoder;
-require.cache[KAFKAJS_RECORD_MODULE]!.exports = function encodeRecordOnce(fields: RecordFields) {
-  const bytes = encodeRecord(fields);
-  return bytes === undefined ? kafkajsRecord(fields) : encoderOf(bytes);
-} satisfies RecordEncoder;
-
 /** kafkajs' Produce request v3: what its connection sends (`encode` resolves to an Encoder). */
 type ProduceRequest = (args: ProduceArgs) => { encode: () => Promise<KafkajsEncoder> };
 const KAFKAJS_PRODUCE_MODULE = require.resolve('kafkajs/src/protocol/requests/produce/v3/request.js');
@@ -102,15 +89,12 @@ require.cache[KAFKAJS_PRODUCE_MODULE]!.exports = function produceInOneBuffer(arg
     ...request,
     encode: () => {
       const body = encodeProduceRequest(args);
-      return body === undefined ? request.encode() : Promise.resolve(encoderOf(body));
+      if (body === undefined) return request.encode();
+      // An Encoder as kafkajs reads one it did not write: `buf`, and `buffer` (the bytes up to `offset`).
+      const encoder = Object.create(Encoder.prototype) as KafkajsEncoder;
+      encoder.buf = body;
+      encoder.offset = body.length;
+      return Promise.resolve(encoder);
     },
   };
 } satisfies ProduceRequest;
-
-/** An Encoder as kafkajs reads one it did not write (`buf`, and `buffer`: the bytes up to `offset`). */
-function encoderOf(bytes: Buffer): KafkajsEncoder {
-  const encoder = Object.create(Encoder.prototype) as KafkajsEncoder;
-  encoder.buf = bytes;
-  encoder.offset = bytes.length;
-  return encoder;
-}

@@ -2,13 +2,13 @@
 // single buffer of its exact size. kafkajs' own encoder starts each record in a zero-filled 512-byte
 // buffer, grows it (another buffer, a copy) for a longer value, allocates an array and a buffer for
 // every varint, and computes the value's UTF-8 length twice: 4–6 µs for a record of 800 bytes,
-// against about 1 µs here. Installed in kafkajs by kafkajs-tuning.ts.
+// against about 1 µs here. Used by produce-request.ts.
 //
 // Record => Length Attributes TimestampDelta OffsetDelta Key Value Headers, where Length,
 // TimestampDelta, OffsetDelta and every length are zigzag varints and a missing key or value has
 // the length -1 (https://kafka.apache.org/documentation/#record).
 
-/** The fields kafkajs hands its record encoder (`produce/v3/request.js`). */
+/** A record as kafkajs is given it to send (and hands its own record encoder). */
 export interface RecordFields {
   offsetDelta?: unknown;
   timestampDelta?: unknown;
@@ -20,9 +20,9 @@ export interface RecordFields {
 type Bytes = string | Buffer | null | undefined;
 
 /**
- * The record's bytes; undefined for a record outside the forms Chorus writes (a key or value that
- * is neither a string nor a Buffer, a header with several or no values, a time delta past 2^52),
- * which kafkajs then encodes itself.
+ * The record's bytes, as kafkajs' own encoder writes them; undefined for a record outside the forms
+ * Chorus writes (a key or value that is neither a string nor a Buffer, a header with several or no
+ * values, a time delta past 2^52), which kafkajs then encodes itself.
  */
 export function encodeRecord(
   fields: RecordFields,
