@@ -27,6 +27,8 @@ import { MAX_EVENT_BYTES, METADATA_MAX_AGE_MS } from './kafka.ts';
  * 125 events) and cost the processor, PostgreSQL and the broker about 13 µs less per stored response.
  */
 export const FETCH_MIN_BYTES = 1024 * 1024;
+/** The fetch wait of a reader that follows a topic as it is written (tests, tools). */
+const FOLLOWING_FETCH_WAIT_MS = 100;
 
 export interface ConsumedMessage {
   topic: string;
@@ -65,7 +67,7 @@ export interface ConsumerOptions {
   concurrency: number;
   /**
    * How long a fetch waits for FETCH_MIN_BYTES before the broker answers with what it has: the
-   * processors' PROCESSOR_FETCH_WAIT_MS; 100 ms for a reader that follows a topic as it is written.
+   * processors' PROCESSOR_FETCH_WAIT_MS; by default FOLLOWING_FETCH_WAIT_MS.
    */
   fetchWaitMs?: number;
   handler: BatchHandler;
@@ -186,7 +188,7 @@ export async function runConsumer(
       // The broker answers a fetch once it holds FETCH_MIN_BYTES or after fetchWaitMs, so under load
       // a batch (one transaction) carries hundreds of events, and when idle waits fetchWaitMs at most.
       minBytes: FETCH_MIN_BYTES,
-      maxWaitTimeInMs: options.fetchWaitMs ?? 100,
+      maxWaitTimeInMs: options.fetchWaitMs ?? FOLLOWING_FETCH_WAIT_MS,
       // A member that vanished (crash, broker restart) holds its partitions until its session
       // expires: keep that short so that processing resumes quickly.
       sessionTimeout: 10_000,

@@ -8,10 +8,8 @@
 // TimestampDelta, OffsetDelta and every length are zigzag varints and a missing key or value has
 // the length -1 (https://kafka.apache.org/documentation/#record).
 
-/** A record as kafkajs is given it to send (and hands its own record encoder). */
+/** A record as kafkajs is given it to send. */
 export interface RecordFields {
-  offsetDelta?: unknown;
-  timestampDelta?: unknown;
   key?: unknown;
   value?: unknown;
   headers?: unknown;
@@ -25,12 +23,12 @@ type Bytes = string | Buffer | null | undefined;
  * values, a time delta past 2^52), which kafkajs then encodes itself.
  */
 export function encodeRecord(
-  fields: RecordFields,
-  /** The record's place in its batch, and its time after the batch's (kafkajs passes them in `fields`). */
-  offsetDelta: unknown = fields.offsetDelta ?? 0,
-  timestampDelta: unknown = fields.timestampDelta ?? 0,
+  { key, value, headers = {} }: RecordFields,
+  /** The record's place in its batch. */
+  offsetDelta: number,
+  /** Its time after the batch's first timestamp, in ms. */
+  timestampDelta: number,
 ) {
-  const { key, value, headers = {} } = fields;
   if (!isVarint(offsetDelta, 2 ** 30) || !isVarint(timestampDelta, 2 ** 52)) return undefined;
   if (!isBytes(key) || !isBytes(value) || typeof headers !== 'object' || headers === null) return undefined;
   const names = Object.keys(headers);
@@ -68,8 +66,8 @@ export function encodeRecord(
   return buffer;
 }
 
-function isVarint(n: unknown, bound: number): n is number {
-  return Number.isInteger(n) && Math.abs(n as number) < bound;
+function isVarint(n: number, bound: number): boolean {
+  return Number.isInteger(n) && Math.abs(n) < bound;
 }
 
 function isBytes(v: unknown): v is Bytes {
