@@ -461,8 +461,9 @@ export const VARIABLES = {
     meaning:
       'How long Redis keeps the status of a response or display after an edge accepted a write of it, in seconds, so ' +
       "that another edge accepts the response's next update, or a response linking the display, before the processors " +
-      'stored it. Longer than the processors may lag behind. `0` shares nothing: for a single edge, which then ' +
-      'serves about a tenth more writes per second.',
+      'stored it. Longer than the processors may lag behind. An edge that is the only one writes its statuses once ' +
+      'a second, and at once again when another edge starts (docs/scaling.md). `0` shares nothing: a single edge ' +
+      'then forgets them when it restarts.',
   },
   // Bookkeeping tables (docs/operations.md#bookkeeping-tables): how long their rows are kept. The
   // processors keep the event claims longer when a command can still reach them later (pipeline/pruning.ts).

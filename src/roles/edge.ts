@@ -35,6 +35,7 @@ import { RecentContactActivity } from '../edge/client/recent-activity.ts';
 import { idempotency } from '../edge/client/idempotency.ts';
 import { redisRateLimiter } from '../edge/rate-limit.ts';
 import { sharedStatuses } from '../edge/client/shared-statuses.ts';
+import { joinPeers } from '../edge/peers.ts';
 import { rateLimited } from '../edge/request-limits.ts';
 import type { ManagementContext } from '../edge/management/context.ts';
 import type { IntegrationsContext } from '../edge/management/integrations/context.ts';
@@ -124,11 +125,17 @@ export async function startEdge(deps: EdgeDeps): Promise<RunningEdge> {
     log,
   );
 
-  // Responses and displays an edge accepted are known to the others at once (client/shared-statuses.ts).
+  // Responses and displays an edge accepted are known to the others at once (client/shared-statuses.ts);
+  // an edge alone shares them once a second (edge/peers.ts). Joined before the edge serves.
+  const peers =
+    deps.http.statusShareSeconds > 0
+      ? await joinPeers({ redis: deps.redis, keyPrefix: deps.http.redisKeyPrefix, logger: log })
+      : undefined;
   const shared = {
     redis: deps.redis,
     keyPrefix: deps.http.redisKeyPrefix,
     ttlSeconds: deps.http.statusShareSeconds,
+    ...(peers && { peers }),
     logger: log,
   };
   const client: ClientContext = {
@@ -236,6 +243,7 @@ export async function startEdge(deps: EdgeDeps): Promise<RunningEdge> {
     httpAdapter: server.adapter,
     stop: async () => {
       server.close();
+      await peers?.leave(); // what it held back is shared now
       await surveyChanges.stop();
     },
   };

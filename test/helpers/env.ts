@@ -30,6 +30,9 @@ export async function createTestWorld(name: string, overrides: NodeJS.ProcessEnv
       KAFKA_TOPIC_PREFIX: topicPrefix,
       KAFKA_CONSUMER_GROUP_PREFIX: `test.${tag}`,
       KAFKA_PARTITIONS: '4',
+      // Each world's edges are peers of each other only (edge/peers.ts): an edge that starts while
+      // another world's serves would wait for it.
+      REDIS_KEY_PREFIX: `test:${tag}:`,
       HOST: '127.0.0.1',
       PORT: '0',
       LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'fatal',

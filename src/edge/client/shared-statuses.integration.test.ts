@@ -1,5 +1,6 @@
 // Two edges' views of recent responses, shared through a real (private) Redis: what one edge
-// accepted, the other knows at once; while Redis is down each goes on with what it knows itself.
+// accepted, the other knows at once; an edge alone holds its statuses back a second, until another
+// edge comes or it stops; while Redis is down each goes on with what it knows itself.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connected, createRedis, type Redis } from '../../redis.ts';
@@ -7,7 +8,8 @@ import { createLogger } from '../../logger.ts';
 import { Directory } from '../directory.ts';
 import { privateRedis, type PrivateRedis } from '../../../test/helpers/private-redis.ts';
 import { waitFor } from '../../../test/helpers/wait.ts';
-import { sharedStatuses, type SharedStatuses } from './shared-statuses.ts';
+import { joinPeers, type EdgePeers } from '../peers.ts';
+import { ALONE_FLUSH_MS, sharedStatuses, type SharedStatuses } from './shared-statuses.ts';
 
 interface Status {
   finished: boolean;
@@ -17,7 +19,7 @@ describe('statuses shared by edges through Redis', () => {
   let server: PrivateRedis;
   const clients: Redis[] = [];
   /** An edge's statuses; its store knows no response (the processors have stored none yet). */
-  const edge = async (ttlSeconds = 60): Promise<SharedStatuses<Status>> => {
+  const edge = async (ttlSeconds = 60, peers?: EdgePeers): Promise<SharedStatuses<Status>> => {
     const redis = createRedis(server.url);
     clients.push(redis);
     await connected(redis);
@@ -32,15 +34,33 @@ describe('statuses shared by edges through Redis', () => {
       kind: 'response',
       ttlSeconds,
       local: nothingStored,
+      ...(peers && { peers }),
       logger: createLogger('fatal'),
     });
   };
+  /** An edge's place among the edges, under its own key prefix (a heartbeat of 100 ms). */
+  const join = async (keyPrefix: string) => {
+    const redis = createRedis(server.url);
+    clients.push(redis);
+    const peers = await joinPeers({
+      redis: await connected(redis),
+      keyPrefix,
+      logger: createLogger('fatal'),
+      heartbeatMs: 100,
+    });
+    joined.push(peers);
+    return peers;
+  };
+  const joined: EdgePeers[] = [];
+  /** The status as Redis holds it, read past any edge's own cache. */
+  const inRedis = (id: string) => clients[0]!.get(`test:response:${id}`);
 
   before(async () => {
     server = await privateRedis();
     await server.up();
   });
   after(async () => {
+    for (const peers of joined) await peers.leave();
     for (const client of clients) client.disconnect();
     await server.down();
   });
@@ -77,5 +97,29 @@ describe('statuses shared by edges through Redis', () => {
     });
     a.set('rsp_4', { finished: true });
     await waitFor(async () => (await b.get('rsp_4'))?.finished === true, { what: 'sharing again' });
+  });
+
+  test('an edge alone holds its statuses back, and shares them before a second edge serves', async () => {
+    const a = await edge(60, await join('peers-a:'));
+    a.set('rsp_5', { finished: false });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.equal(await inRedis('rsp_5'), null, 'held back while alone');
+    await join('peers-a:'); // resolves once the edge alone has seen it
+    assert.notEqual(await inRedis('rsp_5'), null);
+    a.set('rsp_6', { finished: true });
+    await waitFor(async () => (await inRedis('rsp_6')) !== null, { what: 'shared at once', timeoutMs: 500 });
+  });
+
+  test('an edge alone shares what it held back within a second, and all of it when it stops', async () => {
+    const peers = await join('peers-b:');
+    const a = await edge(60, peers);
+    a.set('rsp_7', { finished: false });
+    await waitFor(async () => (await inRedis('rsp_7')) !== null, {
+      what: 'shared after the hold',
+      timeoutMs: ALONE_FLUSH_MS + 1_000,
+    });
+    a.set('rsp_8', { finished: false });
+    await peers.leave();
+    await waitFor(async () => (await inRedis('rsp_8')) !== null, { what: 'shared on stop', timeoutMs: 500 });
   });
 });

@@ -7,13 +7,17 @@
 // the same turn as the answer, and the client's next request reaches another edge only after a
 // round trip through the client, by which time Redis has it. The statuses of one turn (the writes
 // one Kafka acknowledgement answered) go in one command: one per write cost the edge a sixth of its
-// throughput. What Redis does not hold (it expired, or Redis was
-// emptied) is what the edge's own cache or PostgreSQL says: by then the processors have stored it.
+// throughput. An edge that is alone (edge/peers.ts) has nobody to share with at once: it sends
+// what it holds back every ALONE_FLUSH_MS, and at once when another edge comes (before that edge
+// serves) or when it stops. What Redis does not hold (it expired, or Redis was emptied, or an
+// edge alone died within a second of the write) is what the edge's own cache or PostgreSQL says:
+// by then the processors have usually stored it.
 // While Redis does not answer, each edge goes on with what it knows itself (the statuses it wrote,
 // and the store), and says so once.
 import type { Logger } from '../../logger.ts';
 import { luaScript, type Redis } from '../../redis.ts';
 import type { Directory } from '../directory.ts';
+import type { EdgePeers } from '../peers.ts';
 
 export interface SharedStatuses<V> {
   get(id: string): Promise<V | undefined>;
@@ -25,6 +29,11 @@ export interface SharedStatuses<V> {
 export function ownStatuses<V>(local: Directory<V>): SharedStatuses<V> {
   return { get: (id) => local.get(id), set: (id, status) => local.set(id, status) };
 }
+
+/** How long an edge that is alone holds back the statuses it shares. */
+export const ALONE_FLUSH_MS = 1_000;
+/** The most statuses one command sends (a script runs alone in Redis: each is kept short). */
+const FLUSH_CHUNK = 1_000;
 
 /** SET key value EX ttl for every key: ARGV[1] is the time-to-live, ARGV[i + 1] the value of KEYS[i]. */
 const setAll = luaScript(`
@@ -40,29 +49,39 @@ export function sharedStatuses<V>(options: {
   ttlSeconds: number;
   /** This edge's cache, loading from PostgreSQL. */
   local: Directory<V>;
+  /** Whether this edge is alone; without: never, every status is shared at once. */
+  peers?: EdgePeers;
   logger: Logger;
 }): SharedStatuses<V> {
-  const { redis, ttlSeconds, local, logger, kind } = options;
+  const { redis, ttlSeconds, local, logger, kind, peers } = options;
   if (ttlSeconds === 0) return ownStatuses(local);
   const keyOf = (id: string) => `${options.keyPrefix}${kind}:${id}`;
-  let alone = false;
+  let cutOff = false;
   const unshared = (err?: unknown) => {
-    if (!alone)
+    if (!cutOff)
       logger.warn({ err }, `${kind} statuses are not shared with other edges: Redis does not answer`);
-    alone = true;
+    cutOff = true;
   };
   const shared = () => {
-    if (alone) logger.info(`${kind} statuses are shared through Redis again`);
-    alone = false;
+    if (cutOff) logger.info(`${kind} statuses are shared through Redis again`);
+    cutOff = false;
   };
 
-  const pending = new Map<string, string>();
+  // Keys and values in the order they were set: a key set twice is written twice, the later last.
+  let keys: string[] = [];
+  let values: string[] = [];
+  let heldBack: NodeJS.Timeout | undefined;
   const flush = () => {
-    const keys = [...pending.keys()];
-    const values = [...pending.values()];
-    pending.clear();
-    setAll(redis, keys, [ttlSeconds, ...values]).then(shared, unshared);
+    clearTimeout(heldBack);
+    heldBack = undefined;
+    for (let i = 0; i < keys.length; i += FLUSH_CHUNK) {
+      const chunk = values.slice(i, i + FLUSH_CHUNK);
+      setAll(redis, keys.slice(i, i + FLUSH_CHUNK), [ttlSeconds, ...chunk]).then(shared, unshared);
+    }
+    keys = [];
+    values = [];
   };
+  peers?.onShareAtOnce(flush);
 
   return {
     async get(id) {
@@ -80,8 +99,12 @@ export function sharedStatuses<V>(options: {
     set(id, status) {
       local.set(id, status);
       if (redis.status !== 'ready') return unshared();
-      if (pending.size === 0) process.nextTick(flush);
-      pending.set(keyOf(id), JSON.stringify(status));
+      if (keys.length === 0) {
+        if (peers?.alone()) heldBack = setTimeout(flush, ALONE_FLUSH_MS).unref();
+        else process.nextTick(flush);
+      }
+      keys.push(keyOf(id));
+      values.push(JSON.stringify(status));
     },
   };
 }
