@@ -20,7 +20,12 @@ describe('edges that know whether they are alone', () => {
     const redis = createRedis(server.url);
     clients.push(redis);
     await connected(redis);
-    const peers = await joinPeers({ redis, keyPrefix, logger: createLogger('fatal'), heartbeatMs: HEARTBEAT_MS });
+    const peers = await joinPeers({
+      redis,
+      keyPrefix,
+      logger: createLogger('fatal'),
+      heartbeatMs: HEARTBEAT_MS,
+    });
     joined.push(peers);
     return peers;
   };
