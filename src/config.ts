@@ -409,7 +409,7 @@ export const VARIABLES = {
     schema: Type.String({ default: 'chorus:', pattern: '^[A-Za-z0-9:._-]*$' }),
     meaning:
       "Prefix of Chorus's Redis keys (`telemetry:lock`, `telemetry:last-sent`, and the edge's " +
-      '`rate:…`, `idempotency:…` and `single-use:…` keys).',
+      '`rate:…`, `idempotency:…`, `single-use:…`, `response:…`, `display:…` and `edges` keys).',
   },
   // Rate limits of the edge, shared by every edge through Redis (0 turns a limit off). Per window of
   // RATE_LIMIT_WINDOW_S: a campaign burst comes from thousands of addresses into one environment, so
@@ -461,8 +461,8 @@ export const VARIABLES = {
     meaning:
       'How long Redis keeps the status of a response or display after an edge accepted a write of it, in seconds, so ' +
       "that another edge accepts the response's next update, or a response linking the display, before the processors " +
-      'stored it. Longer than the processors may lag behind. An edge that is the only one writes its statuses once ' +
-      'a second, and at once again when another edge starts (docs/scaling.md). `0` shares nothing: a single edge ' +
+      'stored it. Longer than the processors may lag behind. An edge that is the only one writes its statuses every ' +
+      'tenth of a second, and at once again when another edge starts (docs/scaling.md). `0` shares nothing: a single edge ' +
       'then forgets them when it restarts.',
   },
   // Bookkeeping tables (docs/operations.md#bookkeeping-tables): how long their rows are kept. The

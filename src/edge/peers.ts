@@ -4,9 +4,9 @@
 //
 // What it is for: an edge shares the status of each response and display it accepted through Redis
 // at once (client/shared-statuses.ts) because the client's next request may reach another edge. An
-// edge that is alone has nobody to share with at once: it shares once a second instead (for
-// whichever edge starts after it, or itself after a restart), which spares it a Redis command per
-// turn. The switch back is safe because it happens before any other edge serves: an edge that
+// edge that is alone has nobody to share with at once: it shares every tenth of a second instead
+// (for whichever edge starts after it, or itself after a restart), which spares it most of its
+// Redis commands. The switch back is safe because it happens before any other edge serves: an edge that
 // starts while others have entries waits two heartbeats and a margin before it
 // answers a request, and each of the others, at its next heartbeat, sees it and shares what it held
 // back at once. An edge is counted alone only while its last heartbeat was answered: while Redis
@@ -25,7 +25,7 @@ export interface EdgePeers {
   leave(): Promise<void>;
 }
 
-export const HEARTBEAT_MS = 1_000;
+const HEARTBEAT_MS = 1_000;
 /** What another edge's heartbeat and its command may be late by (a busy event loop, Redis' answer). */
 const JOIN_MARGIN_MS = 500;
 /**

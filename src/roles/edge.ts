@@ -126,7 +126,7 @@ export async function startEdge(deps: EdgeDeps): Promise<RunningEdge> {
   );
 
   // Responses and displays an edge accepted are known to the others at once (client/shared-statuses.ts);
-  // an edge alone shares them once a second (edge/peers.ts). Joined before the edge serves.
+  // an edge alone every tenth of a second (edge/peers.ts). Joined before the edge serves.
   const peers =
     deps.http.statusShareSeconds > 0
       ? await joinPeers({ redis: deps.redis, keyPrefix: deps.http.redisKeyPrefix, logger: log })

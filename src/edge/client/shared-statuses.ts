@@ -8,10 +8,11 @@
 // round trip through the client, by which time Redis has it. The statuses of one turn (the writes
 // one Kafka acknowledgement answered) go in one command: one per write cost the edge a sixth of its
 // throughput. An edge that is alone (edge/peers.ts) has nobody to share with at once: it sends
-// what it holds back every ALONE_FLUSH_MS, and at once when another edge comes (before that edge
-// serves) or when it stops. What Redis does not hold (it expired, or Redis was emptied, or an
-// edge alone died within a second of the write) is what the edge's own cache or PostgreSQL says:
-// by then the processors have usually stored it.
+// what it held back every ALONE_FLUSH_MS (a tenth of the commands under load, each small enough
+// not to hold up the event loop), and at once when another edge comes (before that edge serves)
+// or when it stops. What Redis does not hold (it expired, or Redis was emptied, or an edge alone
+// died within ALONE_FLUSH_MS of the write) is what the edge's own cache or PostgreSQL says: by then
+// the processors have usually stored it.
 // While Redis does not answer, each edge goes on with what it knows itself (the statuses it wrote,
 // and the store), and says so once.
 import type { Logger } from '../../logger.ts';
@@ -31,7 +32,7 @@ export function ownStatuses<V>(local: Directory<V>): SharedStatuses<V> {
 }
 
 /** How long an edge that is alone holds back the statuses it shares. */
-export const ALONE_FLUSH_MS = 1_000;
+const ALONE_FLUSH_MS = 100;
 /** The most statuses one command sends (a script runs alone in Redis: each is kept short). */
 const FLUSH_CHUNK = 1_000;
 
@@ -51,9 +52,11 @@ export function sharedStatuses<V>(options: {
   local: Directory<V>;
   /** Whether this edge is alone; without: never, every status is shared at once. */
   peers?: EdgePeers;
+  /** How long an edge alone holds its statuses back (tests). */
+  aloneFlushMs?: number;
   logger: Logger;
 }): SharedStatuses<V> {
-  const { redis, ttlSeconds, local, logger, kind, peers } = options;
+  const { redis, ttlSeconds, local, logger, kind, peers, aloneFlushMs = ALONE_FLUSH_MS } = options;
   if (ttlSeconds === 0) return ownStatuses(local);
   const keyOf = (id: string) => `${options.keyPrefix}${kind}:${id}`;
   let cutOff = false;
@@ -100,7 +103,7 @@ export function sharedStatuses<V>(options: {
       local.set(id, status);
       if (redis.status !== 'ready') return unshared();
       if (keys.length === 0) {
-        if (peers?.alone()) heldBack = setTimeout(flush, ALONE_FLUSH_MS).unref();
+        if (peers?.alone()) heldBack = setTimeout(flush, aloneFlushMs).unref();
         else process.nextTick(flush);
       }
       keys.push(keyOf(id));
