@@ -112,6 +112,17 @@ describe('statuses shared by edges through Redis', () => {
     await waitFor(async () => (await inRedis('rsp_6')) !== null, { what: 'shared at once', timeoutMs: 500 });
   });
 
+  test('an edge alone answers the status it holds back, not the older one in Redis', async () => {
+    const a = await edge(60, await join('peers-c:'));
+    a.set('rsp_9', { finished: false });
+    await waitFor(async () => (await inRedis('rsp_9')) !== null, {
+      what: 'the first status shared',
+      timeoutMs: 3_000,
+    });
+    a.set('rsp_9', { finished: true });
+    assert.deepEqual(await a.get('rsp_9'), { finished: true });
+  });
+
   test('an edge alone shares what it held back after a moment, and all of it when it stops', async () => {
     const peers = await join('peers-b:');
     const a = await edge(60, peers);

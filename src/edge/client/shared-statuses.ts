@@ -70,24 +70,28 @@ export function sharedStatuses<V>(options: {
     cutOff = false;
   };
 
-  // Keys and values in the order they were set: a key set twice is written twice, the later last.
-  let keys: string[] = [];
-  let values: string[] = [];
+  // The statuses this edge set and has not sent yet, the latest of each: `get` answers them before
+  // Redis, which may hold an older one (a response deleted just after its create, say). Once sent,
+  // Redis has them before any later read of this edge's client (one connection, in order).
+  let pending = new Map<string, V>();
   let heldBack: NodeJS.Timeout | undefined;
   const flush = () => {
     clearTimeout(heldBack);
     heldBack = undefined;
-    for (let i = 0; i < keys.length; i += FLUSH_CHUNK) {
-      const chunk = values.slice(i, i + FLUSH_CHUNK);
-      setAll(redis, keys.slice(i, i + FLUSH_CHUNK), [ttlSeconds, ...chunk]).then(shared, unshared);
+    const ids = [...pending.keys()];
+    const statuses = [...pending.values()];
+    pending = new Map();
+    for (let i = 0; i < ids.length; i += FLUSH_CHUNK) {
+      const values = statuses.slice(i, i + FLUSH_CHUNK).map((status) => JSON.stringify(status));
+      setAll(redis, ids.slice(i, i + FLUSH_CHUNK).map(keyOf), [ttlSeconds, ...values]).then(shared, unshared);
     }
-    keys = [];
-    values = [];
   };
   peers?.onShareAtOnce(flush);
 
   return {
     async get(id) {
+      const held = pending.get(id);
+      if (held !== undefined) return held;
       if (redis.status === 'ready') {
         try {
           const value = await redis.get(keyOf(id));
@@ -102,12 +106,11 @@ export function sharedStatuses<V>(options: {
     set(id, status) {
       local.set(id, status);
       if (redis.status !== 'ready') return unshared();
-      if (keys.length === 0) {
+      if (pending.size === 0) {
         if (peers?.alone()) heldBack = setTimeout(flush, aloneFlushMs).unref();
         else process.nextTick(flush);
       }
-      keys.push(keyOf(id));
-      values.push(JSON.stringify(status));
+      pending.set(id, status);
     },
   };
 }
