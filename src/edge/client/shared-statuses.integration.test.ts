@@ -40,6 +40,7 @@ describe('statuses shared by edges through Redis', () => {
       logger: createLogger('fatal'),
     });
   };
+  const joined: EdgePeers[] = [];
   /** An edge's place among the edges, under its own key prefix (a heartbeat of 100 ms). */
   const join = async (keyPrefix: string) => {
     const redis = createRedis(server.url);
@@ -53,7 +54,6 @@ describe('statuses shared by edges through Redis', () => {
     joined.push(peers);
     return peers;
   };
-  const joined: EdgePeers[] = [];
   /** The status as Redis holds it, read past any edge's own cache. */
   const inRedis = (id: string) => clients[0]!.get(`test:response:${id}`);
 
