@@ -3,32 +3,17 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { connected, createRedis, type Redis } from '../redis.ts';
-import { createLogger } from '../logger.ts';
 import { privateRedis, type PrivateRedis } from '../../test/helpers/private-redis.ts';
 import { waitFor } from '../../test/helpers/wait.ts';
-import { joinPeers, type EdgePeers } from './peers.ts';
-
-const HEARTBEAT_MS = 100;
+import { edgePeers, HEARTBEAT_MS } from '../../test/helpers/edge-peers.ts';
 /** Two heartbeats and the margin (peers.ts). */
 const JOIN_WAIT_MS = 2 * HEARTBEAT_MS + 500;
 
 describe('edges that know whether they are alone', () => {
   let server: PrivateRedis;
   const clients: Redis[] = [];
-  const joined: EdgePeers[] = [];
-  const join = async (keyPrefix: string) => {
-    const redis = createRedis(server.url);
-    clients.push(redis);
-    await connected(redis);
-    const peers = await joinPeers({
-      redis,
-      keyPrefix,
-      logger: createLogger('fatal'),
-      heartbeatMs: HEARTBEAT_MS,
-    });
-    joined.push(peers);
-    return peers;
-  };
+  const edges = edgePeers(() => server.url);
+  const join = (keyPrefix: string) => edges.join(keyPrefix);
   const prefix = () => `test:${randomBytes(4).toString('hex')}:`;
 
   before(async () => {
@@ -36,7 +21,7 @@ describe('edges that know whether they are alone', () => {
     await server.up();
   });
   after(async () => {
-    for (const peers of joined) await peers.leave();
+    await edges.close();
     for (const client of clients) client.disconnect();
     await server.down();
   });

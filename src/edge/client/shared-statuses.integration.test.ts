@@ -8,7 +8,8 @@ import { createLogger } from '../../logger.ts';
 import { Directory } from '../directory.ts';
 import { privateRedis, type PrivateRedis } from '../../../test/helpers/private-redis.ts';
 import { waitFor } from '../../../test/helpers/wait.ts';
-import { joinPeers, type EdgePeers } from '../peers.ts';
+import type { EdgePeers } from '../peers.ts';
+import { edgePeers } from '../../../test/helpers/edge-peers.ts';
 import { sharedStatuses, type SharedStatuses } from './shared-statuses.ts';
 
 interface Status {
@@ -18,8 +19,10 @@ interface Status {
 describe('statuses shared by edges through Redis', () => {
   let server: PrivateRedis;
   const clients: Redis[] = [];
-  /** An edge's statuses; its store knows no response (the processors have stored none yet). */
-  /** Held back for a second when alone: long enough to be seen held back. */
+  /**
+   * An edge's statuses; its store knows no response (the processors have stored none yet). Held
+   * back for a second when alone: long enough to be seen held back.
+   */
   const edge = async (ttlSeconds = 60, peers?: EdgePeers): Promise<SharedStatuses<Status>> => {
     const redis = createRedis(server.url);
     clients.push(redis);
@@ -40,20 +43,9 @@ describe('statuses shared by edges through Redis', () => {
       logger: createLogger('fatal'),
     });
   };
-  const joined: EdgePeers[] = [];
-  /** An edge's place among the edges, under its own key prefix (a heartbeat of 100 ms). */
-  const join = async (keyPrefix: string) => {
-    const redis = createRedis(server.url);
-    clients.push(redis);
-    const peers = await joinPeers({
-      redis: await connected(redis),
-      keyPrefix,
-      logger: createLogger('fatal'),
-      heartbeatMs: 100,
-    });
-    joined.push(peers);
-    return peers;
-  };
+  /** An edge's place among the edges, under its own key prefix. */
+  const edges = edgePeers(() => server.url);
+  const join = (keyPrefix: string) => edges.join(keyPrefix);
   /** The status as Redis holds it, read past any edge's own cache. */
   const inRedis = (id: string) => clients[0]!.get(`test:response:${id}`);
 
@@ -62,7 +54,7 @@ describe('statuses shared by edges through Redis', () => {
     await server.up();
   });
   after(async () => {
-    for (const peers of joined) await peers.leave();
+    await edges.close();
     for (const client of clients) client.disconnect();
     await server.down();
   });
