@@ -54,12 +54,15 @@ export const KEY_SEPARATOR = '\u001f';
 export type Contribution = Map<string, Tally>;
 
 export function counterKey(dimension: Dimension, ...parts: string[]): string {
-  return [dimension, ...parts].join(KEY_SEPARATOR);
+  let key: string = dimension;
+  for (const part of parts) key += KEY_SEPARATOR + part;
+  return key;
 }
 
 export function contributionOf(response: ResponseState, shape: SurveyShape): Contribution {
   const out: Contribution = new Map();
   const add = (key: string, total = 0, n = 1) => {
+    if (n === 0 && total === 0) return; // e.g. no picture selected: nothing to count
     const tally = out.get(key);
     if (tally) {
       tally.n += n;
@@ -191,16 +194,20 @@ export function displayContribution(): Contribution {
   return new Map([[counterKey('displays'), { n: 1, total: 0 }]]);
 }
 
-/** What `after` adds to the sums that `before` was part of: after − before, without zero entries. */
+/**
+ * What `after` adds to the sums that `before` was part of: after − before, without zero entries.
+ * Without `before` that is `after` itself, not a copy (contributions are built for one use).
+ */
 export function difference(before: Contribution | undefined, after: Contribution | undefined): Contribution {
+  if (!before) return after ?? new Map();
   const out: Contribution = new Map();
-  for (const [key, { n, total }] of after ?? []) out.set(key, { n, total });
-  for (const [key, { n, total }] of before ?? []) {
+  after?.forEach(({ n, total }, key) => out.set(key, { n, total }));
+  before.forEach(({ n, total }, key) => {
     const tally = out.get(key) ?? { n: 0, total: 0 };
     tally.n -= n;
     tally.total -= total;
     if (tally.n === 0 && tally.total === 0) out.delete(key);
     else out.set(key, tally);
-  }
+  });
   return out;
 }

@@ -33,13 +33,14 @@ export function counterRows(changes: readonly CountChange[]): CounterRow[] {
     const groupKey = [surveyId, quarter].join('\u0000');
     let group = groups.get(groupKey);
     if (!group) groups.set(groupKey, (group = { surveyId, quarter, sums: new Map() }));
-    for (const [key, { n, total }] of change) {
-      const sum = group.sums.get(key);
+    const { sums } = group;
+    change.forEach(({ n, total }, key) => {
+      const sum = sums.get(key);
       if (sum) {
         sum.n += n;
         sum.total += total;
-      } else group.sums.set(key, { n, total });
-    }
+      } else sums.set(key, { n, total });
+    });
   }
   const rows = new Map<string, CounterRow>();
   for (const { surveyId, quarter, sums } of groups.values()) {
