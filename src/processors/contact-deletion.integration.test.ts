@@ -14,6 +14,7 @@ import { deleteContact, findContact, type ContactRecord } from '../store/contact
 import { Contact, Delivery, Display, Response } from '../store/entities.ts';
 import { createEnvironment } from '../store/environments.ts';
 import { createLink, saveIntegration } from '../store/integrations.ts';
+import type { Knex } from '@mikro-orm/postgresql';
 import type { EntityManager } from '../store/orm.ts';
 import { createSurvey } from '../store/surveys.ts';
 import {
@@ -41,26 +42,51 @@ function breakBefore(em: EntityManager, pattern: RegExp) {
   const reached = new Promise<void>((resolve) => (reach = resolve));
   const resumed = new Promise<void>((resolve) => (resume = resolve));
   let hit = false;
+  const stopsAt = (sql: unknown) => {
+    if (hit || typeof sql !== 'string' || !pattern.test(sql)) return false;
+    hit = true;
+    reach();
+    return true;
+  };
+  // Statements sent through store/orm.ts' `query`: the transaction's knex, whose `raw` is awaited.
+  const pausingKnex = (knex: Knex.Transaction): Knex.Transaction =>
+    new Proxy(knex, {
+      get(k, property) {
+        if (property !== 'raw') return bound(k, property);
+        return (sql: string, bindings: Knex.RawBinding[]) => {
+          const raw = k.raw(sql, bindings);
+          if (!stopsAt(sql)) return raw;
+          const run = raw.then.bind(raw);
+          return Object.assign(raw, { then: (...args: Parameters<typeof run>) => resumed.then(() => run(...args)) });
+        };
+      },
+    });
   const wrap = (target: EntityManager): EntityManager =>
     new Proxy(target, {
       get(t, property) {
         if (property === 'fork') return (...args: Parameters<EntityManager['fork']>) => wrap(t.fork(...args));
         if (property === 'transactional')
           return <T>(work: (tx: EntityManager) => Promise<T>) => t.transactional((tx) => work(wrap(tx)));
+        if (property === 'getTransactionContext')
+          return () => {
+            const knex = t.getTransactionContext<Knex.Transaction>();
+            return knex && pausingKnex(knex);
+          };
         if (property === 'execute')
           return async (...args: Parameters<EntityManager['execute']>) => {
-            if (!hit && typeof args[0] === 'string' && pattern.test(args[0])) {
-              hit = true;
-              reach();
-              await resumed;
-            }
+            if (stopsAt(args[0])) await resumed;
             return t.execute(...args);
           };
-        const value: unknown = Reflect.get(t, property, t);
-        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(t) : value;
+        return bound(t, property);
       },
     });
   return { em: wrap(em), reached, resume };
+}
+
+/** A property of `target`, a method bound to it. */
+function bound(target: object, property: string | symbol): unknown {
+  const value: unknown = Reflect.get(target, property, target);
+  return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
 }
 
 describe('deleting a contact while a consumer applies an event for it', () => {

@@ -177,18 +177,22 @@ export async function ensureContacts(
   contacts: readonly { contactId: string; environmentId: string; userId: string; occurredAt: string }[],
 ): Promise<void> {
   if (contacts.length === 0) return;
-  await tx.execute(
+  await query(
+    tx,
     `insert into contacts (id, environment_id, user_id, attributes, created_at, updated_at)
-     values ${contacts.map(() => '(?, ?, ?, ?::jsonb, ?, ?)').join(', ')}
+     select c.id, c.environment_id, c.user_id, jsonb_build_object('userId', c.user_id), c.occurred_at, c.occurred_at
+     from jsonb_to_recordset(?::jsonb) as c(id varchar, environment_id varchar, user_id varchar, occurred_at timestamptz)
      on conflict do nothing`,
-    contacts.flatMap((c) => [
-      c.contactId,
-      c.environmentId,
-      c.userId,
-      JSON.stringify({ userId: c.userId }),
-      c.occurredAt,
-      c.occurredAt,
-    ]),
+    [
+      JSON.stringify(
+        contacts.map((c) => ({
+          id: c.contactId,
+          environment_id: c.environmentId,
+          user_id: c.userId,
+          occurred_at: c.occurredAt,
+        })),
+      ),
+    ],
   );
 }
 
@@ -215,7 +219,8 @@ export async function upsertContacts(
     `coalesce((select jsonb_object_agg(e.key, e.value) from jsonb_each(excluded.${column}) e
        where coalesce((contacts.attribute_clocks ->> e.key)::bigint, 0)
          <= (excluded.attribute_clocks ->> e.key)::bigint), '{}'::jsonb)`;
-  await tx.execute(
+  await query(
+    tx,
     `insert into contacts (id, environment_id, user_id, attributes, attribute_clocks, created_at, updated_at)
      select c.id, c.environment_id, c.user_id, c.attributes, c.attribute_clocks, c.occurred_at, c.occurred_at
      from jsonb_to_recordset(?::jsonb) as c(id varchar, environment_id varchar, user_id varchar,

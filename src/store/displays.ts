@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Display } from './entities.ts';
 import { lockDisplays } from './locks.ts';
+import { query } from './orm.ts';
 
 export interface DisplayStatus {
   surveyId: string;
@@ -39,15 +40,26 @@ export async function insertDisplays(
     tx,
     displays.map((d) => d.displayId),
   );
-  const inserted = await tx.execute<{ survey_id: string; created_at: Date | string }[]>(
+  const inserted = await query<{ survey_id: string; created_at: Date | string }>(
+    tx,
     `insert into displays (id, environment_id, survey_id, contact_id, response_id, created_at, updated_at)
      select d.id, d.environment_id, d.survey_id, d.contact_id,
             (select r.id from responses r where r.display_id = d.id and r.survey_id = d.survey_id order by r.id limit 1),
-            d.created_at::timestamptz, d.created_at::timestamptz
-     from (values ${displays.map(() => '(?, ?, ?, ?, ?)').join(', ')}) as d (id, environment_id, survey_id, contact_id, created_at)
+            d.created_at, d.created_at
+     from jsonb_to_recordset(?::jsonb) as d (id varchar, environment_id varchar, survey_id varchar, contact_id varchar, created_at timestamptz)
      on conflict do nothing
      returning survey_id, created_at`,
-    displays.flatMap((d) => [d.displayId, d.environmentId, d.surveyId, d.contactId ?? null, d.occurredAt]),
+    [
+      JSON.stringify(
+        displays.map((d) => ({
+          id: d.displayId,
+          environment_id: d.environmentId,
+          survey_id: d.surveyId,
+          contact_id: d.contactId ?? null,
+          created_at: d.occurredAt,
+        })),
+      ),
+    ],
   );
   return inserted.map((row) => ({
     surveyId: row.survey_id,
@@ -80,10 +92,15 @@ export async function linkDisplaysToResponses(
     links.map((l) => l.displayId),
   );
   // One statement per batch: this runs in the processor's hot loop, for nearly every new response.
-  await tx.execute(
-    `update displays d set response_id = v.response_id, updated_at = v.at::timestamptz
-     from (values ${links.map(() => '(?, ?, ?, ?)').join(', ')}) as v (display_id, survey_id, response_id, at)
+  await query(
+    tx,
+    `update displays d set response_id = v.response_id, updated_at = v.at
+     from jsonb_to_recordset(?::jsonb) as v (display_id varchar, survey_id varchar, response_id varchar, at timestamptz)
      where d.id = v.display_id and d.survey_id = v.survey_id and d.response_id is null`,
-    links.flatMap((l) => [l.displayId, l.surveyId, l.responseId, l.at]),
+    [
+      JSON.stringify(
+        links.map((l) => ({ display_id: l.displayId, survey_id: l.surveyId, response_id: l.responseId, at: l.at })),
+      ),
+    ],
   );
 }

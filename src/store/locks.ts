@@ -5,7 +5,7 @@
 // removes what it wrote) or the deletion does (and the consumer then sees the tombstone). Without
 // it, a deletion committed between a consumer's tombstone read and its insert would let the
 // consumer bring the contact back or leave rows pointing at it.
-import type { EntityManager } from '@mikro-orm/postgresql';
+import { query, type EntityManager } from './orm.ts';
 
 /** Locks the contacts `ids` until the transaction of `tx` ends, waiting for whoever holds them. */
 export function lockContacts(tx: EntityManager, ids: Iterable<string | null | undefined>): Promise<void> {
@@ -37,6 +37,14 @@ export function lockSummaries(
   return lockKeys(tx, 'chorus.summary', ids, mode);
 }
 
+// The ordered subquery is not flattened (ORDER BY and DISTINCT prevent it), so the outer query
+// calls the lock function row by row in key order.
+const lockStatement = (lockFunction: string) =>
+  `select ${lockFunction}(hashtext(?), k.key)
+   from (select distinct hashtext(id) as key from jsonb_array_elements_text(?::jsonb) as t (id) order by key) as k`;
+const LOCK_EXCLUSIVE = lockStatement('pg_advisory_xact_lock');
+const LOCK_SHARED = lockStatement('pg_advisory_xact_lock_shared');
+
 /**
  * Locks `names` in the lock class `lockClass` until the transaction of `tx` ends, waiting for
  * whoever holds them (`shared`: only for those holding them exclusively). One statement per batch.
@@ -53,11 +61,5 @@ export async function lockKeys(
 ): Promise<void> {
   const unique = [...new Set(names)].filter((id): id is string => typeof id === 'string' && id !== '');
   if (unique.length === 0) return;
-  // The ordered subquery is not flattened (ORDER BY and DISTINCT prevent it), so the outer query
-  // calls pg_advisory_xact_lock row by row in key order.
-  await tx.execute(
-    `select pg_advisory_xact_lock${mode === 'shared' ? '_shared' : ''}(hashtext(?), k.key)
-     from (select distinct hashtext(id) as key from jsonb_array_elements_text(?::jsonb) as t (id) order by key) as k`,
-    [lockClass, JSON.stringify(unique)],
-  );
+  await query(tx, mode === 'shared' ? LOCK_SHARED : LOCK_EXCLUSIVE, [lockClass, JSON.stringify(unique)]);
 }

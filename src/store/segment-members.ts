@@ -139,13 +139,15 @@ async function writeMembership(
     (membership.get(c.id) ?? []).map((segmentId) => ({ segment_id: segmentId, contact_id: c.id })),
   );
   if (members.length > 0)
-    await tx.execute(
+    await query(
+      tx,
       `insert into segment_members (segment_id, contact_id)
        select m.segment_id, m.contact_id from jsonb_to_recordset(?::jsonb) as m(segment_id varchar, contact_id varchar)
        on conflict do nothing`,
       [JSON.stringify(members)],
     );
-  await tx.execute(
+  await query(
+    tx,
     `insert into segment_evaluations (contact_id, environment_id, attributes_digest, evaluated_at)
      select e.contact_id, e.environment_id, e.digest, now()
      from jsonb_to_recordset(?::jsonb) as e(contact_id varchar, environment_id varchar, digest varchar)
