@@ -14,8 +14,7 @@ import { deleteContact, findContact, type ContactRecord } from '../store/contact
 import { Contact, Delivery, Display, Response } from '../store/entities.ts';
 import { createEnvironment } from '../store/environments.ts';
 import { createLink, saveIntegration } from '../store/integrations.ts';
-import type { Knex } from '@mikro-orm/postgresql';
-import type { EntityManager } from '../store/orm.ts';
+import type { EntityManager, Knex } from '../store/orm.ts';
 import { createSurvey } from '../store/surveys.ts';
 import {
   createProcessorWorld,
@@ -57,7 +56,9 @@ function breakBefore(em: EntityManager, pattern: RegExp) {
           const raw = k.raw(sql, bindings);
           if (!stopsAt(sql)) return raw;
           const run = raw.then.bind(raw);
-          return Object.assign(raw, { then: (...args: Parameters<typeof run>) => resumed.then(() => run(...args)) });
+          return Object.assign(raw, {
+            then: (...args: Parameters<typeof run>) => resumed.then(() => run(...args)),
+          });
         };
       },
     });

@@ -99,7 +99,12 @@ export async function linkDisplaysToResponses(
      where d.id = v.display_id and d.survey_id = v.survey_id and d.response_id is null`,
     [
       JSON.stringify(
-        links.map((l) => ({ display_id: l.displayId, survey_id: l.surveyId, response_id: l.responseId, at: l.at })),
+        links.map((l) => ({
+          display_id: l.displayId,
+          survey_id: l.surveyId,
+          response_id: l.responseId,
+          at: l.at,
+        })),
       ),
     ],
   );

@@ -19,7 +19,7 @@ const CONNECT_TIMEOUT_MS = 5_000;
 const POOL_ACQUIRE_TIMEOUT_MS = 10_000;
 /** Far above any statement Chorus runs (a 5,000-response batch upsert takes about a second). */
 const QUERY_TIMEOUT_MS = 15_000;
-export type { EntityManager } from '@mikro-orm/postgresql';
+export type { EntityManager, Knex } from '@mikro-orm/postgresql';
 
 /**
  * `timeouts: false` is for migrations only: building an index on a large table may take minutes,
@@ -89,7 +89,9 @@ export function ormOptions(databaseUrl: string, logger?: Logger, { timeouts = tr
  */
 export async function query<T>(em: EntityManager, sql: string, values: readonly unknown[]): Promise<T[]> {
   const knex = em.getTransactionContext<Knex.Transaction>() ?? em.getConnection().getKnex();
-  const result = await knex.raw<{ rows: T[] }>(sql, values as Knex.RawBinding[]).options({ name: nameOf(sql) });
+  const result = await knex
+    .raw<{ rows: T[] }>(sql, values as Knex.RawBinding[])
+    .options({ name: nameOf(sql) });
   return result.rows;
 }
 

@@ -199,7 +199,7 @@ export function displayContribution(): Contribution {
  * Without `before` that is `after` itself, not a copy (contributions are built for one use).
  */
 export function difference(before: Contribution | undefined, after: Contribution | undefined): Contribution {
-  if (!before) return after ?? new Map();
+  if (!before) return after ?? new Map<string, Tally>();
   const out: Contribution = new Map();
   after?.forEach(({ n, total }, key) => out.set(key, { n, total }));
   before.forEach(({ n, total }, key) => {
