@@ -1,7 +1,7 @@
 // Ids are type-prefixed and time-ordered: `rsp_` + 10 chars of milliseconds + 16 random chars, in
 // lower-case Crockford base32. Sorting by id sorts by creation time, so inserts land at the right
 // edge of the primary-key index. Every id matches ID_PATTERN, the shape paths accept.
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 
 export const ID_PATTERN = '^[a-z0-9][a-z0-9_]{0,63}$';
 const ID_REGEX = new RegExp(ID_PATTERN);
@@ -66,7 +66,7 @@ export function isId(value: string): boolean {
  * contacts, and the edge can answer with the id before the contact row exists.
  */
 export function contactIdFor(environmentId: string, userId: string): string {
-  const digest = createHash('sha256').update(`${environmentId}\u0000${userId}`).digest();
+  const digest = hash('sha256', `${environmentId}\u0000${userId}`, 'buffer');
   const codes = charCodes('ctc', 26);
   for (let i = 1; i <= 26; i++) codes[3 + i] = DIGITS[digest[i - 1]! % 32]!;
   return String.fromCharCode(...codes);

@@ -178,7 +178,7 @@ async function identify(
   // unavailable) is left out, and the state says so by its segments and expiry (see above).
   const contactId = contactIdFor(environmentId, input.userId);
   const [contact, stored, segments] = await Promise.all([
-    publishIdentify(ctx, environmentId, input),
+    publishIdentify(ctx, environmentId, input, contactId),
     unlessUnavailable(activityOf(environmentId, contactId)),
     unlessUnavailable(ctx.segments.get(environmentId)),
   ]);
@@ -230,8 +230,8 @@ export async function publishIdentify(
   ctx: ClientContext,
   environmentId: string,
   input: IdentifyInput,
+  contactId = contactIdFor(environmentId, input.userId),
 ): Promise<ContactRecord> {
-  const contactId = contactIdFor(environmentId, input.userId);
   const event: ContactIdentified = {
     type: 'contact.identified',
     ...envelope(environmentId),
