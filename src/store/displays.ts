@@ -1,7 +1,6 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
 import { Display } from './entities.ts';
 import { lockDisplays } from './locks.ts';
-import { query } from './orm.ts';
+import { query, type EntityManager } from './orm.ts';
 
 export interface DisplayStatus {
   surveyId: string;

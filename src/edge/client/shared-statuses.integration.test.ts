@@ -127,4 +127,18 @@ describe('statuses shared by edges through Redis', () => {
     await peers.leave();
     await waitFor(async () => (await inRedis('rsp_8')) !== null, { what: 'shared on stop', timeoutMs: 500 });
   });
+
+  test('a status held back and then changed while Redis is down answers the change', async () => {
+    const a = await edge(60, await join('peers-d:'));
+    a.set('rsp_11', { finished: false });
+    await server.down();
+    await waitFor(() => clients.at(-1)!.status !== 'ready', { what: 'Redis gone', timeoutMs: 5_000 });
+    a.set('rsp_11', { finished: true });
+    assert.deepEqual(await a.get('rsp_11'), { finished: true });
+    await server.up();
+    await waitFor(() => clients.every((c) => c.status === 'ready'), {
+      what: 'clients reconnected',
+      timeoutMs: 15_000,
+    });
+  });
 });

@@ -105,7 +105,10 @@ export function sharedStatuses<V>(options: {
     },
     set(id, status) {
       local.set(id, status);
-      if (redis.status !== 'ready') return unshared();
+      if (redis.status !== 'ready') {
+        pending.delete(id); // an older status held back is neither answered nor sent any more
+        return unshared();
+      }
       if (pending.size === 0) {
         if (peers?.alone()) heldBack = setTimeout(flush, aloneFlushMs).unref();
         else process.nextTick(flush);
