@@ -8,5 +8,5 @@ export function mergeAttributes(
   sent: Readonly<Record<string, string>>,
   userId: string,
 ): Record<string, string> {
-  return { ...before, ...sent, userId };
+  return Object.assign({}, before, sent, { userId });
 }

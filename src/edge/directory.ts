@@ -5,7 +5,8 @@
 //
 // Bounded by generations, not by evicting the oldest entry one at a time: entries are written to the
 // newest of GENERATIONS maps, and when it holds its share of `maxEntries` a new one is begun and the
-// oldest is dropped whole. So at most `maxEntries` are kept, an entry stays for at least
+// oldest is dropped whole (a key set again is written to the newest, and its older copy, never read
+// again, goes with its generation). So at most `maxEntries` are kept, an entry stays for at least
 // `maxEntries × (GENERATIONS − 1) / GENERATIONS` later writes, and a write costs O(1) whatever the
 // history. (Evicting the oldest with `map.keys().next()` scans the deleted slots a Map keeps at its
 // front until it is rehashed: under a steady stream of writes to a full cache that scan grows to
@@ -128,8 +129,10 @@ export class Directory<V> {
    */
   set(key: string, value: V | undefined, { provisional = false } = {}): void {
     const ttl = value === undefined ? this.options.absentTtlMs : this.options.ttlMs;
-    const [newest, ...older] = this.generations as [Map<string, Entry<V>>, ...Map<string, Entry<V>>[]];
-    for (const generation of older) generation.delete(key); // a key is held once
+    // Not deleted from the older generations: a copy there is never read (entries are read newest
+    // first) and is dropped before this one (the oldest generation goes first). Each delete cost
+    // about 0.8 µs in a map of tens of thousands of entries, three per set.
+    const newest = this.generations[0]!;
     newest.set(key, { value, expiresAt: provisional ? 0 : this.now() + ttl, retryAt: 0 });
     if (newest.size >= Math.max(1, this.options.maxEntries / GENERATIONS)) {
       this.generations.unshift(new Map<string, Entry<V>>());

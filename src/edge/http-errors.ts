@@ -45,7 +45,7 @@ export const API_HEADERS = { 'Cache-Control': 'private, no-store' } as const;
 export function errorReply(error: unknown, logger: Logger): HttpReply {
   if (error instanceof ChorusError) {
     const [status, code] = STATUS[error.kind];
-    const headers: Record<string, string> = { ...API_HEADERS };
+    const headers: Record<string, string> = Object.assign({}, API_HEADERS);
     if (status === 503) noteUnavailable(error, logger);
     const retryAfter = error.retryAfterSeconds ?? (status === 503 ? RETRY_AFTER_SECONDS : undefined);
     if (retryAfter !== undefined) headers['Retry-After'] = String(retryAfter);

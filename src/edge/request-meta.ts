@@ -109,7 +109,9 @@ function normaliseAddress(address: string): string {
 
 /** The object without its undefined properties, so that absent fields are absent in the JSON too. */
 function withoutUndefined<T extends object>(value: T): T {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
+  const defined: Record<string, unknown> = {};
+  for (const [key, v] of Object.entries(value)) if (v !== undefined) defined[key] = v;
+  return defined as T;
 }
 
 /**

@@ -60,11 +60,16 @@ export function createRouter(routes: readonly Route[], logger: Logger, options: 
       try {
         const params = paramsOf(candidate, segments);
         if (params === MALFORMED) throw invalidInput({ path: 'invalid percent-encoding' });
-        const reply = await candidate.handler({ ...request, params });
-        const headers = reply.headers
-          ? { ...candidate.replyHeaders, ...reply.headers }
-          : candidate.replyHeaders;
-        return { ...reply, route: candidate.path, headers };
+        const { method, path, query, headers, body, remoteAddress } = request;
+        const reply = await candidate.handler({ method, path, query, headers, body, remoteAddress, params });
+        return {
+          status: reply.status,
+          headers: reply.headers
+            ? Object.assign({}, candidate.replyHeaders, reply.headers)
+            : candidate.replyHeaders,
+          body: reply.body,
+          route: candidate.path,
+        };
       } catch (error) {
         const reply = errorReply(error, logger);
         return { ...reply, route: candidate.path, headers: { ...reply.headers, ...candidate.headers } };

@@ -245,8 +245,12 @@ export async function runConsumer(
     };
     const committed = await traceConsumedBatch(batch.topic, received, async (traces) => {
       const messages = received.map<ConsumedMessage>((m, i) => ({
-        ...m,
         topic: batch.topic,
+        partition: m.partition,
+        offset: m.offset,
+        key: m.key,
+        value: m.value,
+        headers: m.headers,
         trace: traces[i]!,
       }));
       let outcome: void | 'abandoned';

@@ -45,7 +45,7 @@ export function mergeResponse(state: ResponseState | undefined, command: Respons
   const next: ResponseState = {
     ...state,
     updatedAt: command.occurredAt > state.updatedAt ? command.occurredAt : state.updatedAt,
-    clocks: { ...clocks },
+    clocks: Object.assign({}, clocks),
   };
   const setBefore = clocks.created ?? 0;
   for (const field of RULES.merged) {
@@ -80,8 +80,8 @@ function mergeByClock<V>(
   patch: Readonly<Record<string, V>>,
   clock: number,
 ): { values: Record<string, V>; clocks: Record<string, number> } {
-  const values = { ...before };
-  const nextClocks = { ...clocks };
+  const values: Record<string, V> = Object.assign({}, before);
+  const nextClocks: Record<string, number> = Object.assign({}, clocks);
   for (const [key, value] of Object.entries(patch)) {
     if (clock < (nextClocks[key] ?? setBefore)) continue;
     values[key] = value;
@@ -95,7 +95,7 @@ export function mergeShallow<V>(
   before: Readonly<Record<string, V>>,
   patch: Readonly<Record<string, V>> | undefined,
 ): Record<string, V> {
-  return patch ? { ...before, ...patch } : { ...before };
+  return Object.assign({}, before, patch);
 }
 
 /** `finished` only goes from false to true. */
@@ -158,5 +158,5 @@ function withTotal(state: ResponseState): ResponseState {
   const total = Object.entries(state.ttc)
     .filter(([key]) => key !== '_total')
     .reduce((sum, [, seconds]) => sum + seconds, 0);
-  return { ...state, ttc: { ...state.ttc, _total: total } };
+  return { ...state, ttc: Object.assign({}, state.ttc, { _total: total }) };
 }

@@ -57,7 +57,13 @@ export interface Evaluation {
 
 /** Whether the contact is in `segment`. Throws for a tree the SQL path cannot build (a bad date). */
 export function isMember(segment: SegmentDefinition, input: Evaluation): boolean {
-  return clauseOf(segment.filters, new Set([segment.id]), { ...input, nested: new Map(), cuts: 0 }) !== false;
+  return (
+    clauseOf(
+      segment.filters,
+      new Set([segment.id]),
+      Object.assign({}, input, { nested: new Map(), cuts: 0 }),
+    ) !== false
+  );
 }
 
 /**

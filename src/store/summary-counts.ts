@@ -116,7 +116,7 @@ export async function countDisplays(
   const change = removed ? difference(displayContribution(), undefined) : displayContribution();
   await addToSummaryCounts(
     tx,
-    displays.map((d) => ({ ...d, change })),
+    displays.map((d) => ({ surveyId: d.surveyId, createdAt: d.createdAt, change })),
   );
 }
 

@@ -47,13 +47,20 @@ export function clientEnvironmentRoutes(states: Directory<CachedEnvironmentState
     const environmentId = requireId('environmentId', request.params.environmentId);
     const state = await states.get(environmentId);
     if (!state) throw notFound('Environment', environmentId);
-    const headers = { 'Cache-Control': ENVIRONMENT_CACHE_CONTROL, ETag: state.etag };
     if (matchesEtag(request.headers['if-none-match'], state.etag)) {
-      return { status: 304, headers, body: undefined };
+      return {
+        status: 304,
+        headers: { 'Cache-Control': ENVIRONMENT_CACHE_CONTROL, ETag: state.etag },
+        body: undefined,
+      };
     }
     return {
       status: 200,
-      headers: { ...headers, 'Content-Type': 'application/json; charset=utf-8' },
+      headers: {
+        'Cache-Control': ENVIRONMENT_CACHE_CONTROL,
+        ETag: state.etag,
+        'Content-Type': 'application/json; charset=utf-8',
+      },
       body: state.json,
     };
   };

@@ -192,7 +192,7 @@ async function identify(
       now,
       USER_STATE_WITHOUT_HISTORY_TTL_MS,
     );
-    return { status: 200, body: { data: { ...contact, state } } };
+    return { status: 200, body: { data: Object.assign({}, contact, { state }) } };
   }
   const activity = withRecentWrites(stored.value, recent);
   // The contact's segments (docs/segments.md): stored membership while it holds for the merged
@@ -219,7 +219,7 @@ async function identify(
     now,
   });
   const state = buildUserState(contact, activity, segmentIds, now);
-  return { status: 200, body: { data: { ...contact, state } } };
+  return { status: 200, body: { data: Object.assign({}, contact, { state }) } };
 }
 
 /** Nothing shown or answered, and no segment: what a state without the store knows. */

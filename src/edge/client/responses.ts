@@ -89,13 +89,19 @@ interface OpenCreate {
 async function openV1(ctx: ClientContext, request: RouteRequest): Promise<OpenCreate> {
   const open = await openSurveyRequest(ctx, request, CreateBodyV1, (b) => b.userId);
   const { userId, ...body } = open.body;
-  return { ...open, body, identity: userOf(open.environmentId, userId) };
+  return {
+    environmentId: open.environmentId,
+    survey: open.survey,
+    body,
+    identity: userOf(open.environmentId, userId),
+  };
 }
 
 async function openV2(ctx: ClientContext, request: RouteRequest): Promise<OpenCreate> {
   const open = await openSurveyRequest(ctx, request, CreateBodyV2, (b) => b.contactId);
   const { contactId, ...body } = open.body;
-  return { ...open, body, identity: await contactOf(ctx, open.environmentId, contactId) };
+  const identity = await contactOf(ctx, open.environmentId, contactId);
+  return { environmentId: open.environmentId, survey: open.survey, body, identity };
 }
 
 async function createResponse(
@@ -221,7 +227,7 @@ async function updateResponse(ctx: ClientContext, request: RouteRequest) {
 
   ctx.responses.set(
     responseId,
-    finished === true ? statusAfterUpdate(status, { ...body, finished }, survey?.quotas) : merged,
+    finished === true ? statusAfterUpdate(status, { data: body.data, finished }, survey?.quotas) : merged,
   );
   return { status: 200, body: { data: { id: responseId, ...quotaAnswer(quota) } } };
 }

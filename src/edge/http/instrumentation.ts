@@ -18,9 +18,10 @@ export function measured(handler: HttpHandler, metrics: Metrics): HttpHandler {
       return reply;
     } finally {
       metrics.http.active.dec();
-      const labels = { http_request_method: request.method, http_response_status_code: String(status) };
-      end({ ...labels, http_route: route });
-      metrics.http.requests.inc(labels);
+      const method = request.method;
+      const code = String(status);
+      end({ http_request_method: method, http_response_status_code: code, http_route: route });
+      metrics.http.requests.inc({ http_request_method: method, http_response_status_code: code });
     }
   };
 }

@@ -159,7 +159,7 @@ function serve(
 
   const dispatch = (body: Buffer) => {
     options
-      .handler({ ...request, body })
+      .handler(Object.assign({}, request, { body }))
       .catch((error: unknown) => options.onError(error, request))
       .then((reply) => send(reply))
       .catch((error: unknown) => send(options.onError(error, request)))

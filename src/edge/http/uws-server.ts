@@ -158,7 +158,7 @@ export async function listenWithUws(uWS: Uws, options: ServerOptions): Promise<H
 
     const dispatch = (body: Buffer) => {
       options
-        .handler({ ...request, body })
+        .handler({ method, path, query: request.query, headers, body, remoteAddress: request.remoteAddress })
         .catch((error: unknown) => options.onError(error, request))
         .then(
           (reply) => send(reply),

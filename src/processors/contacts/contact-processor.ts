@@ -37,17 +37,20 @@ export const contactProcessor: Processor<ContactCommand> = {
       const before = folded.get(command.contactId);
       const clock = clockOf(command);
       const attributes = mergeAttributes(before?.attributes, command.attributes, command.userId);
-      const attributeClocks = { ...before?.attributeClocks };
+      const attributeClocks = Object.assign({}, before?.attributeClocks);
       // A key's type is set once, by whichever identify creates it: the earliest one here.
-      const attributeTypes = { ...command.attributeTypes, ...before?.attributeTypes };
+      const attributeTypes = Object.assign({}, command.attributeTypes, before?.attributeTypes);
       for (const key of [...Object.keys(command.attributes), 'userId']) attributeClocks[key] = clock;
-      folded.set(command.contactId, {
-        ...command,
-        occurredAt: before && before.occurredAt > command.occurredAt ? before.occurredAt : command.occurredAt,
-        attributes,
-        attributeClocks,
-        attributeTypes,
-      });
+      folded.set(
+        command.contactId,
+        Object.assign({}, command, {
+          occurredAt:
+            before && before.occurredAt > command.occurredAt ? before.occurredAt : command.occurredAt,
+          attributes,
+          attributeClocks,
+          attributeTypes,
+        }),
+      );
     }
     const contacts = [...folded.values()];
     await upsertContacts(tx, contacts);

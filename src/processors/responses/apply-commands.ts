@@ -93,7 +93,11 @@ export async function applyCommands(
     rejections.push(...rejected);
     if (!state) continue;
     applied.forEach((step, i) =>
-      steps.push({ ...step, before: i === 0 ? existing.get(id) : applied[i - 1]!.state }),
+      steps.push({
+        command: step.command,
+        state: step.state,
+        before: i === 0 ? existing.get(id) : applied[i - 1]!.state,
+      }),
     );
     changed.push(state);
     const create = list.find((c): c is ResponseCreated => c.type === 'response.created');
