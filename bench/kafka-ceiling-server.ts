@@ -39,7 +39,7 @@ export async function startKafkaCeilingServer(
     });
     const chunks: Buffer[] = [];
     res.onData((chunk, isLast) => {
-      chunks.push(Buffer.from(chunk.slice(0)));
+      chunks.push(Buffer.from(new Uint8Array(chunk)));
       if (!isLast) return;
       const id = `rsp_${(sequence++).toString(36)}`;
       const event = {

@@ -66,8 +66,10 @@ export function isId(value: string): boolean {
  * contacts, and the edge can answer with the id before the contact row exists.
  */
 export function contactIdFor(environmentId: string, userId: string): string {
-  const digest = hash('sha256', `${environmentId}\u0000${userId}`, 'buffer');
+  // `binary` (latin1): one character per byte of the digest, and no Buffer to allocate (1.2 against
+  // 2.0 µs a hash here; the hash was 4 % of the edge's CPU under identifies).
+  const digest = hash('sha256', `${environmentId}\u0000${userId}`, 'binary');
   const codes = charCodes('ctc', 26);
-  for (let i = 1; i <= 26; i++) codes[3 + i] = DIGITS[digest[i - 1]! % 32]!;
+  for (let i = 1; i <= 26; i++) codes[3 + i] = DIGITS[digest.charCodeAt(i - 1) % 32]!;
   return String.fromCharCode(...codes);
 }
