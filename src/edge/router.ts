@@ -60,8 +60,17 @@ export function createRouter(routes: readonly Route[], logger: Logger, options: 
       try {
         const params = paramsOf(candidate, segments);
         if (params === MALFORMED) throw invalidInput({ path: 'invalid percent-encoding' });
-        const { method, path, query, headers, body, remoteAddress } = request;
-        const reply = await candidate.handler({ method, path, query, headers, body, remoteAddress, params });
+        // Written field by field, not `{ ...request, params }`: on Node 20 an object that begins
+        // with a spread and adds a key costs a hidden class of its own (docs/performance.md).
+        const reply = await candidate.handler({
+          method: request.method,
+          path: request.path,
+          query: request.query,
+          headers: request.headers,
+          body: request.body,
+          remoteAddress: request.remoteAddress,
+          params,
+        });
         return {
           status: reply.status,
           headers: reply.headers
