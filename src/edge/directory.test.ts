@@ -43,6 +43,8 @@ describe('directory', () => {
     cache.set('b', 'B'); // the generation holding 'a' is now an older one
     cache.set('a', 'new');
     assert.equal(await cache.get('a'), 'new');
+    cache.set('c', 'C'); // the older copy of 'a' is dropped with its generation, before the newer one
+    assert.equal(await cache.get('a'), 'new');
     cache.delete('a');
     assert.equal(await cache.get('a'), undefined);
     assert.deepEqual(loads, ['a']);
