@@ -183,11 +183,12 @@ export const VARIABLES = {
       'the Kafka request timeout. Minimum 100.',
   },
   KAFKA_LINGER_MS: {
-    schema: Type.Number({ default: 0, minimum: 0, maximum: 1000 }),
+    schema: Type.Number({ default: 1, minimum: 0, maximum: 1000 }),
     meaning:
       'How long the publisher collects events before it sends a batch when none is in flight ' +
       "(0–1000; `0`: until the event loop's next turn). What arrives while a batch is in flight is " +
-      'sent as soon as that batch is acknowledged.',
+      'sent as soon as that batch is acknowledged. At half its maximum rate, 1 ms instead of 0 halved ' +
+      "the edge's p99 and took a tenth off its CPU, for about 1 ms more at the median (docs/performance.md).",
   },
   KAFKA_MAX_BATCH_MESSAGES: {
     schema: Type.Integer({ default: 500, minimum: 1 }),
