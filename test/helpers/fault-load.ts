@@ -16,8 +16,15 @@
 // update's `step`, so order per response is checked too), and no logical response may have two
 // rows (duplicated). Windows of a fault (the broker, PostgreSQL stopped) single out the requests
 // sent meanwhile.
+//
+// Each request opens a connection of its own. Kept alive, a connection uWS had closed after 10 s
+// idle could still be taken for the next request: undici counts its keep-alive timeout in ticks of
+// its own timer, which a stalled client loop stretches past uWS' idle timeout, and the request then
+// fails on a connection the edge closed before it was sent (a browser retries that case by itself;
+// undici's fetch does not).
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import pg from 'pg';
+import { Agent, fetch } from 'undici';
 
 export interface Tenant {
   environmentId: string;
@@ -77,6 +84,9 @@ const DRAIN_MS = 8_000;
 const MAX_CHAINS_IN_FLIGHT = 400;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A connection per request (see the top of this file). */
+const dispatcher = new Agent({ pipelining: 0 });
 
 export class FaultLoad {
   readonly requests: Sent[] = [];
@@ -198,6 +208,7 @@ export class FaultLoad {
         headers: { 'content-type': 'application/json', ...headers },
         body: JSON.stringify(body),
         signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+        dispatcher,
       });
       outcome = reply.status;
       answer = await reply.json().catch(() => undefined);
