@@ -44,6 +44,8 @@ export interface BenchReport {
   baseline: LoadResult;
   /** `chorus start --role edge`, processors off. */
   edge: ChorusTarget;
+  /** The hello world and the Kafka ceiling paced at the rate of the edge's `atHalfRate`. */
+  atEdgeHalfRate?: { hello: PacedLoadResult; ceiling: PacedLoadResult };
   /** `chorus start`: every role, each in its own process. */
   all: ChorusTarget;
   /** Edge acknowledged POSTs/s divided by hello-world requests/s (issue 10's target: ≥ 0.5). */
@@ -104,6 +106,12 @@ export function formatTable(report: BenchReport): string {
     row('baseline (node:http + 1 INSERT)', baseline),
     row('Chorus edge alone', edge),
     ...(edge.atHalfRate ? [row('Chorus edge alone, half rate (paced)', edge.atHalfRate)] : []),
+    ...(report.atEdgeHalfRate
+      ? [
+          row('  hello world at that rate (paced)', report.atEdgeHalfRate.hello),
+          row('  Kafka ceiling at that rate (paced)', report.atEdgeHalfRate.ceiling),
+        ]
+      : []),
     row('Chorus npm start (all roles)', all),
     ...(report.helloWrk ? [row('hello world (uWS), wrk', report.helloWrk)] : []),
     ...(report.ceilingWrk ? [row('Kafka ceiling, wrk', report.ceilingWrk)] : []),
@@ -152,7 +160,11 @@ export function formatTable(report: BenchReport): string {
         ]),
     `Chorus rows/s persisted end to end:        ${number(all.rowsPerSecond ?? 0, 0)} (${persisted})`,
     `Chorus persisted rows/s / baseline req/s:  ${number(report.persistedToBaseline, 2)} (target ≥ 3)`,
-    `Chorus edge alone, p99 at half its rate:   ${milliseconds(edge.atHalfRate?.latencyP99Ms ?? 0)} ms (target ≤ 10)`,
+    `Chorus edge alone, p99 at half its rate:   ${milliseconds(edge.atHalfRate?.latencyP99Ms ?? 0)} ms (target ≤ 10)` +
+      (report.atEdgeHalfRate
+        ? `; at that rate, the Kafka ceiling ${milliseconds(report.atEdgeHalfRate.ceiling.latencyP99Ms)} ms, ` +
+          `hello world ${milliseconds(report.atEdgeHalfRate.hello.latencyP99Ms)} ms`
+        : ''),
     `Processes, edge alone at full rate:        ${usage(edge.processes)}`,
     `Processes, edge alone at half rate:        ${usage(edge.processesAtHalfRate)}`,
     `Processes, npm start:                      ${usage(all.processes)}`,

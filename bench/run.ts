@@ -116,6 +116,8 @@ async function benchmark(bench: ResponseBenchWorld, load: Load): Promise<void> {
   // The whole service first: the edge alone leaves its events unconsumed in the topics.
   const all = await measureChorus('all', bench, load, { fixedRate: false });
   const edge = await measureChorus('edge', bench, load, { fixedRate: true });
+  const atEdgeHalfRate =
+    edge.atHalfRate && (await pacedBesideEdge(bench, load, edge.atHalfRate.requestsPerSecond));
 
   const report: BenchReport = {
     startedAt,
@@ -137,6 +139,7 @@ async function benchmark(bench: ResponseBenchWorld, load: Load): Promise<void> {
     ...(ceilingWrk && { ceilingWrk }),
     baseline: baselineResult,
     edge,
+    ...(atEdgeHalfRate && { atEdgeHalfRate }),
     all,
     edgeToHello: edge.requestsPerSecond / helloResult.requestsPerSecond,
     ceilingToHello: ceilingResult.requestsPerSecond / helloResult.requestsPerSecond,
@@ -162,6 +165,29 @@ async function benchmark(bench: ResponseBenchWorld, load: Load): Promise<void> {
   await writeJson(report, RESULTS);
   console.log(formatTable(report));
   console.log(`\nWritten to ${RESULTS.pathname}`);
+}
+
+/**
+ * The hello world and the Kafka ceiling paced at the rate the edge's latency was measured at: what
+ * the generator and the machine leave (hello world), and what the acknowledged write itself leaves
+ * (the ceiling), beside the edge's p99.
+ */
+async function pacedBesideEdge(
+  bench: ResponseBenchWorld,
+  load: Load,
+  rate: number,
+): Promise<BenchReport['atEdgeHalfRate']> {
+  const paced = (url: string) =>
+    runPacedLoad({ url, body: load.body!, connections: load.connections, durationS: load.durationS, rate });
+  const hello = await startHelloServer();
+  const helloResult = await paced(`http://127.0.0.1:${hello.port}/hello`);
+  hello.close();
+  const ceiling = await startKafkaCeilingServer(bench.world.env, logger);
+  try {
+    return { hello: helloResult, ceiling: await paced(`http://127.0.0.1:${ceiling.port}/ceiling`) };
+  } finally {
+    await ceiling.close();
+  }
 }
 
 async function warmUpAndMeasure(options: LoadOptions): Promise<LoadResult> {
