@@ -73,6 +73,8 @@ test('every JSON text whose value is unstorable is one the text check sends to t
     '{"a":1e400}',
     '{"a":-1E+999}',
     `{"a":${'9'.repeat(400)}}`,
+    `{"a":1${'0'.repeat(250)}e60}`,
+    `{"a":${'9'.repeat(210)}e99}`,
     `${'['.repeat(MAX_JSON_DEPTH + 1)}${']'.repeat(MAX_JSON_DEPTH + 1)}`,
     `{"a":${'{"b":'.repeat(MAX_JSON_DEPTH)}1${'}'.repeat(MAX_JSON_DEPTH)}}`,
   ];
@@ -83,6 +85,8 @@ test('every JSON text whose value is unstorable is one the text check sends to t
   const storable = [
     '{"surveyId":"srv_1","finished":true,"data":{"q1":"Great 😀 product","q2":4},"ttc":{"q1":3.2},"meta":{"source":"app"}}',
     '{"data":{"n":1.5e10,"list":[1,2,[3]]}}',
+    // Ids and words with an `e` and three digits in them.
+    '{"surveyId":"srv_01m8e123kx9v","displayId":"dsp_e1234","data":{"q":"1e400x"}}',
   ];
   for (const text of storable) assert.equal(mayBeUnstorable(text), false, text);
   // Conservative, never wrong: a pair of escapes is storable but still walked.

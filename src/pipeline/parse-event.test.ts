@@ -36,7 +36,7 @@ test('an event nested 100,000 levels deep is dead-lettered as unstorable, withou
 });
 
 test('an event holding a NUL, a lone surrogate or an infinite number is dead-lettered as unstorable', () => {
-  for (const raw of ['"a\\u0000b"', '"\\ud800"', '1e400']) {
+  for (const raw of ['"a\\u0000b"', '"\\ud800"', '1e400', `1${'0'.repeat(250)}e60`]) {
     const text = JSON.stringify(display({ userId: 'PLACEHOLDER' })).replace('"PLACEHOLDER"', raw);
     const parsed = parse(message(text));
     assert.equal(parsed.ok ? undefined : parsed.reason, 'unstorable_event', raw);

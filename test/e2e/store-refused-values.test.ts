@@ -124,6 +124,25 @@ describe('values the store refuses are refused at the edge', () => {
     assert.notDeepEqual(shallow.body?.details, { body: DEEP });
   });
 
+  test('a number JSON turns into Infinity (1e400, or 1 and 250 zeros then e60) is refused with 400 wherever any JSON goes, never stored as null', async () => {
+    const NOT_FINITE = 'must be a finite number (at most about 1.8e308)';
+    for (const n of ['1e400', `1${'0'.repeat(250)}e60`, `-${'9'.repeat(210)}e99`]) {
+      const response = `{"surveyId":"${survey}","finished":false,"data":{"extra":${n}}}`;
+      assertRefused(await client('POST', '/responses', response), { 'data.extra': NOT_FINITE });
+      const identify = `{"userId":"u1","attributes":{"score":${n}}}`;
+      assertRefused(await client('POST', '/user', identify), { 'attributes.score': NOT_FINITE });
+      const blocks = JSON.stringify(BLOCKS).replace(/^\[\{/, `[{"logic":[{"x":${n}}],`);
+      assertRefused(
+        await management(
+          'POST',
+          '/api/v1/management/surveys',
+          `{"environmentId":"${env}","blocks":${blocks}}`,
+        ),
+        { 'blocks.0.logic.0.x': NOT_FINITE },
+      );
+    }
+  });
+
   test('a display or an identify with a NUL or a lone surrogate is refused with 400', async () => {
     assertRefused(await client('POST', '/displays', { surveyId: survey, userId: NUL }), { userId: TEXT });
     assertRefused(await client('POST', '/user', { userId: 'user-1', attributes: { plan: NUL } }), {
