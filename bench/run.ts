@@ -180,8 +180,12 @@ async function pacedBesideEdge(
   const paced = (url: string) =>
     runPacedLoad({ url, body: load.body!, connections: load.connections, durationS: load.durationS, rate });
   const hello = await startHelloServer();
-  const helloResult = await paced(`http://127.0.0.1:${hello.port}/hello`);
-  hello.close();
+  let helloResult: PacedLoadResult;
+  try {
+    helloResult = await paced(`http://127.0.0.1:${hello.port}/hello`);
+  } finally {
+    hello.close();
+  }
   const ceiling = await startKafkaCeilingServer(bench.world.env, logger);
   try {
     return { hello: helloResult, ceiling: await paced(`http://127.0.0.1:${ceiling.port}/ceiling`) };

@@ -75,6 +75,7 @@ test('every JSON text whose value is unstorable is one the text check sends to t
     `{"a":${'9'.repeat(400)}}`,
     `{"a":1${'0'.repeat(250)}e60}`,
     `{"a":${'9'.repeat(210)}e99}`,
+    '9'.repeat(400),
     `${'['.repeat(MAX_JSON_DEPTH + 1)}${']'.repeat(MAX_JSON_DEPTH + 1)}`,
     `{"a":${'{"b":'.repeat(MAX_JSON_DEPTH)}1${'}'.repeat(MAX_JSON_DEPTH)}}`,
   ];
@@ -87,6 +88,8 @@ test('every JSON text whose value is unstorable is one the text check sends to t
     '{"data":{"n":1.5e10,"list":[1,2,[3]]}}',
     // Ids and words with an `e` and three digits in them.
     '{"surveyId":"srv_01m8e123kx9v","displayId":"dsp_e1234","data":{"q":"1e400x"}}',
+    // Runs of digits one short of the bound.
+    `[${`${'9'.repeat(199)},`.repeat(3)}1]`,
   ];
   for (const text of storable) assert.equal(mayBeUnstorable(text), false, text);
   // Conservative, never wrong: a pair of escapes is storable but still walked.
