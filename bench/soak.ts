@@ -18,10 +18,15 @@
 // 64 connections for 20 s, measured first).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import kafkajs from 'kafkajs';
 import Type from 'typebox';
 import { loadConfig } from '../src/config.ts';
-import { consumerGroupsFor, createKafka, ensureTopics, topicsFor } from '../src/kafka/kafka.ts';
+import {
+  ConfigResourceTypes,
+  consumerGroupsFor,
+  createKafka,
+  ensureTopics,
+  topicsFor,
+} from '../src/kafka/kafka.ts';
 import { describeGroups, withAdmin } from '../src/kafka/groups.ts';
 import { createLogger } from '../src/logger.ts';
 import { PRUNED_TABLES } from '../src/store/pruning.ts';
@@ -72,7 +77,7 @@ await withAdmin(kafka, (admin) =>
   admin.alterConfigs({
     validateOnly: false,
     resources: Object.values(topics).map((name) => ({
-      type: kafkajs.ConfigResourceTypes.TOPIC,
+      type: ConfigResourceTypes.TOPIC,
       name,
       configEntries: [{ name: 'retention.ms', value: String(TOPIC_RETENTION_MS) }],
     })),

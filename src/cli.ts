@@ -36,6 +36,7 @@ import {
 } from './kafka/kafka.ts';
 import { describeGroups, describeTopics, withAdmin } from './kafka/groups.ts';
 import { statusText } from './kafka/status-text.ts';
+import { describeReplication } from './kafka/replication.ts';
 import { TAP_USAGE, tapCommand } from './tap/command.ts';
 
 /** A command: the words that name it, its usage lines, and what runs it with the remaining arguments. */
@@ -399,11 +400,14 @@ async function statusCommand(args: string[]): Promise<number> {
     const groups = Object.values(consumerGroupsFor(config.kafka.groupPrefix, topics));
     return withAdmin(kafka, async (admin) => ({
       topics: await describeTopics(admin, Object.values(topics)),
+      replication: await describeReplication(admin, Object.values(topics)),
       groups: await describeGroups(admin, groups),
     }));
   });
   process.stdout.write(
-    values.json ? `${JSON.stringify(status)}\n` : statusText(status.topics, status.groups),
+    values.json
+      ? `${JSON.stringify(status)}\n`
+      : statusText(status.topics, status.groups, status.replication),
   );
   return 0;
 }

@@ -28,7 +28,10 @@ export type HttpServerChoice = (typeof HTTP_SERVERS)[number];
 
 /** The default local database when DATABASE_URL is not set. */
 export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/chorus';
-export const DEFAULT_KAFKA_BROKERS = ['127.0.0.1:9092'];
+/** The client addresses of the local Kafka of deploy/kafka with `nodes` nodes (its common.sh). */
+export function localKafkaBrokers(nodes: number): string[] {
+  return Array.from({ length: nodes }, (_, i) => `127.0.0.1:${9092 + 2 * i}`);
+}
 /** The most partitions a topic may be given (KAFKA_PARTITIONS, `chorus topics scale`). */
 export const MAX_PARTITIONS = 1000;
 
@@ -147,10 +150,17 @@ export const VARIABLES = {
   },
   KAFKA_BROKERS: {
     schema: Type.Optional(Type.String({ pattern: '^[^,\\s]+(,[^,\\s]+)*$' })),
-    shown: `unset → \`${DEFAULT_KAFKA_BROKERS.join(',')}\``,
+    shown: `unset → \`${localKafkaBrokers(1).join(',')}\``,
     meaning:
       'Comma-separated list of bootstrap brokers. When this is unset, the local broker of ' +
-      '`deploy/kafka` is started and used.',
+      '`deploy/kafka` is started and used (all its nodes: see `CHORUS_KAFKA_NODES`).',
+  },
+  CHORUS_KAFKA_NODES: {
+    schema: Type.Integer({ default: 1, minimum: 1, maximum: 9 }),
+    meaning:
+      'How many nodes the local Kafka of `deploy/kafka` runs when `KAFKA_BROKERS` is unset: 1, or 3 ' +
+      'for a replicated cluster on loopback (topics of 3 replicas, 2 in sync to acknowledge a write) ' +
+      'on ports 9092, 9094 and 9096. See [Operations](operations.md#on-a-replicated-kafka-cluster).',
   },
   KAFKA_CLIENT_ID: {
     schema: Type.String({ default: 'chorus', minLength: 1 }),
@@ -677,7 +687,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redis: { url: e.REDIS_URL, keyPrefix: e.REDIS_KEY_PREFIX, commandTimeoutMs: e.REDIS_COMMAND_TIMEOUT_MS },
     telemetry: { url: e.TELEMETRY_URL.replace(/\/+$/, ''), cron: e.TELEMETRY_CRON },
     kafka: {
-      brokers: e.KAFKA_BROKERS?.split(',') ?? DEFAULT_KAFKA_BROKERS,
+      brokers: e.KAFKA_BROKERS?.split(',') ?? localKafkaBrokers(e.CHORUS_KAFKA_NODES),
       explicit: e.KAFKA_BROKERS !== undefined,
       clientId: e.KAFKA_CLIENT_ID,
       topicPrefix: e.KAFKA_TOPIC_PREFIX,

@@ -10,7 +10,9 @@ import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createLogger } from './logger.ts';
 import { createRedis, redisAnswers } from './redis.ts';
 import { serverProblem } from './store/database.ts';
-import { createKafka, kafkaAnswers } from './kafka/kafka.ts';
+import { createKafka, kafkaAnswers, topicsFor } from './kafka/kafka.ts';
+import { withAdmin } from './kafka/groups.ts';
+import { describeReplication, replicationTroubles, replicationWeaknesses } from './kafka/replication.ts';
 import { readableLine } from './child-output.ts';
 import {
   localBrokerJarsFetched,
@@ -73,7 +75,40 @@ export async function examine(env: NodeJS.ProcessEnv = process.env): Promise<Fin
             ok: false,
             detail: `the local broker is not running and cannot start without ${java.ok ? 'Maven' : 'Java'} (see above), ${NO_LOCAL_BROKER}`,
           };
-  return [node, java, maven, postgres, redis, kafka, ...ports];
+  const replication = broker ? [await replicationFinding(config)] : [];
+  return [node, java, maven, postgres, redis, kafka, ...replication, ...ports];
+}
+
+/**
+ * How the cluster keeps Chorus' topics: partitions without a leader or with replicas out of sync
+ * (one more broker lost may lose events or refuse writes), and a cluster of 3 or more that keeps
+ * one copy. Topics not created yet are not judged (every role creates them when it starts).
+ */
+async function replicationFinding(config: Config): Promise<Finding> {
+  const subject = 'Kafka replicas';
+  const kafka = createKafka(config.kafka, createLogger('silent'));
+  try {
+    const replication = await withAdmin(kafka, (admin) =>
+      describeReplication(admin, Object.values(topicsFor(config.kafka.topicPrefix))),
+    );
+    const problems = [...replicationTroubles(replication), ...replicationWeaknesses(replication)];
+    if (problems.length > 0) return { subject, ok: false, detail: problems.join('; ') };
+    const factors = [...new Set(replication.topics.map((t) => t.replicationFactor))].join(' or ');
+    return {
+      subject,
+      ok: true,
+      detail:
+        replication.topics.length === 0
+          ? 'no topics yet (every role creates them when it starts)'
+          : `every partition in sync (${replication.brokers} brokers, ${factors} replicas per partition)`,
+    };
+  } catch (error) {
+    return {
+      subject,
+      ok: false,
+      detail: `the brokers did not describe the topics: ${(error as Error).message}`,
+    };
+  }
 }
 
 /** One line per finding, the subjects aligned. */

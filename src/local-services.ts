@@ -29,12 +29,15 @@ export interface LocalServices {
 export async function ensureLocalServices(config: Config, logger: Logger): Promise<LocalServices> {
   const log = logger.child({ component: 'local-services' });
   const stops: (() => Promise<void>)[] = [];
-  if (!config.kafka.explicit)
-    await run(path.join(ROOT, 'deploy/kafka/up.sh'), [], log).catch((error: unknown) => {
+  if (!config.kafka.explicit) {
+    // Its nodes are the brokers the configuration names (CHORUS_KAFKA_NODES).
+    const nodes = { CHORUS_KAFKA_NODES: String(config.kafka.brokers.length) };
+    await run(path.join(ROOT, 'deploy/kafka/up.sh'), [], log, nodes).catch((error: unknown) => {
       throw new MissingPrerequisite(`the local Kafka broker did not start: ${(error as Error).message}`, {
         cause: error,
       });
     });
+  }
   const databaseUrl = await ensurePostgres(config.database, log, stops);
   await ensureRedis(config.redis.url, log);
   return {
@@ -149,9 +152,12 @@ async function waitFor(check: () => Promise<boolean>, timeoutMs: number): Promis
   return false;
 }
 
-function run(command: string, args: string[], log: Logger): Promise<void> {
+function run(command: string, args: string[], log: Logger, env: NodeJS.ProcessEnv = {}): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, ...env },
+    });
     const output: string[] = [];
     const collect = (line: string) => {
       output.push(line);

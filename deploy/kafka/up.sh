@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
-# Brings up a single-node Apache Kafka 3.9.1 broker (KRaft, broker+controller) on 127.0.0.1.
-# Idempotent: reuses a broker already answering on the port, fetches the jars from Maven Central
-# only once, formats storage only once, and returns when the broker is ready.
+# Brings up Apache Kafka 3.9.1 in KRaft mode on 127.0.0.1: one node (broker and controller in one
+# process) by default, or a replicated cluster of CHORUS_KAFKA_NODES such nodes (common.sh).
+# Idempotent: reuses a node already answering on its port, fetches the jars from Maven Central only
+# once, formats storage only once, and returns when every node it started is ready.
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 
-if port_open "$KAFKA_PORT"; then
-  echo "kafka: already running on 127.0.0.1:$KAFKA_PORT"
-  exit 0
-fi
+to_start=()
+for n in $SELECTED_NODES; do
+  if port_open "$(node_port "$n")"; then
+    echo "$(node_name "$n"): already running on 127.0.0.1:$(node_port "$n")"
+  else
+    to_start+=("$n")
+  fi
+done
+[ ${#to_start[@]} -eq 0 ] && exit 0
 
 # Says what is missing in one line (`chorus start` shows it and points to `chorus doctor`).
 need() {
@@ -44,58 +50,93 @@ if [ ! -f "$KAFKA_LIBS/.complete" ]; then
   echo "kafka: fetched $(mb_in "$KAFKA_LIBS") MB of jars in ${waited} s"
   touch "$KAFKA_LIBS/.complete"
 fi
+cp="$KAFKA_LIBS/*"
 
-cat > "$KAFKA_HOME/server.properties" <<PROPS
+# Replication: 3 copies with 2 in sync for an acknowledged write once there are 3 nodes (what a
+# managed cluster gives), as many as there are nodes below that.
+replicas=$((KAFKA_NODES < 3 ? KAFKA_NODES : 3))
+min_isr=$((replicas >= 3 ? 2 : 1))
+voters=""
+for n in $(seq 1 "$KAFKA_NODES"); do voters="$voters${voters:+,}$n@127.0.0.1:$(node_controller_port "$n")"; done
+# One JVM needs a larger heap than each of three sharing the machine.
+heap=${CHORUS_KAFKA_HEAP:-$([ "$KAFKA_NODES" -eq 1 ] && echo 1g || echo 384m)}
+
+# The nodes of one cluster share its id, made once.
+cluster_id_file=$KAFKA_HOME/cluster.id
+if [ ! -s "$cluster_id_file" ]; then
+  java -cp "$cp" kafka.tools.StorageTool random-uuid 2>/dev/null >"$cluster_id_file"
+fi
+cluster_id=$(cat "$cluster_id_file")
+
+for n in "${to_start[@]}"; do
+  home=$(node_home "$n")
+  mkdir -p "$home"
+  cat >"$home/server.properties" <<PROPS
 process.roles=broker,controller
-node.id=1
-controller.quorum.voters=1@127.0.0.1:$KAFKA_CONTROLLER_PORT
-listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,CONTROLLER://127.0.0.1:$KAFKA_CONTROLLER_PORT
-advertised.listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT
+node.id=$n
+controller.quorum.voters=$voters
+listeners=PLAINTEXT://127.0.0.1:$(node_port "$n"),CONTROLLER://127.0.0.1:$(node_controller_port "$n")
+advertised.listeners=PLAINTEXT://127.0.0.1:$(node_port "$n")
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
 listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
-log.dirs=$KAFKA_HOME/data
+log.dirs=$home/data
 num.partitions=1
-offsets.topic.replication.factor=1
+default.replication.factor=$replicas
+min.insync.replicas=$min_isr
+offsets.topic.replication.factor=$replicas
 offsets.topic.num.partitions=12
-transaction.state.log.replication.factor=1
-transaction.state.log.min.isr=1
-min.insync.replicas=1
+transaction.state.log.replication.factor=$replicas
+transaction.state.log.min.isr=$min_isr
 group.initial.rebalance.delay.ms=0
 auto.create.topics.enable=false
 message.max.bytes=4194304
 replica.fetch.max.bytes=4194304
 PROPS
+  # Tests add listeners (TLS, SASL) or settings: the file's lines come last, so they win.
+  if [ -n "${CHORUS_KAFKA_EXTRA_CONFIG:-}" ]; then
+    sed "s/{{node}}/$n/g; s/{{port}}/$(node_port "$n")/g" "$CHORUS_KAFKA_EXTRA_CONFIG" >>"$home/server.properties"
+  fi
+  if [ ! -f "$home/data/meta.properties" ]; then
+    echo "$(node_name "$n"): formatting its storage (once)"
+    java -cp "$cp" kafka.tools.StorageTool format -t "$cluster_id" -c "$home/server.properties" \
+      --ignore-formatted >"$home/format.log" 2>&1 || { cat "$home/format.log" >&2; exit 1; }
+  fi
+  log_file=$(node_log_file "$n")
+  echo "$(node_name "$n"): starting on 127.0.0.1:$(node_port "$n") (log: $log_file)"
+  # setsid: the broker outlives the shell that started it and is not hit by its Ctrl-C.
+  # shellcheck disable=SC2086 # CHORUS_KAFKA_JAVA_OPTS is a list of options
+  setsid java "-Xms${CHORUS_KAFKA_HEAP_MIN:-128m}" "-Xmx$heap" -XX:+UseG1GC -Dslf4j.internal.verbosity=WARN \
+    -Dorg.slf4j.simpleLogger.showDateTime=true "-Dorg.slf4j.simpleLogger.dateTimeFormat=yyyy-MM-dd HH:mm:ss.SSS" \
+    ${CHORUS_KAFKA_JAVA_OPTS:-} -cp "$cp" kafka.Kafka "$home/server.properties" >"$log_file" 2>&1 </dev/null &
+  echo $! >"$(node_pid_file "$n")"
+done
 
-cp="$KAFKA_LIBS/*"
-if [ ! -f "$KAFKA_HOME/data/meta.properties" ]; then
-  echo "kafka: formatting the broker's storage (once)"
-  cluster_id=$(java -cp "$cp" kafka.tools.StorageTool random-uuid 2>/dev/null)
-  java -cp "$cp" kafka.tools.StorageTool format -t "$cluster_id" -c "$KAFKA_HOME/server.properties" \
-    --ignore-formatted >"$KAFKA_HOME/format.log" 2>&1 || { cat "$KAFKA_HOME/format.log" >&2; exit 1; }
-fi
-
-echo "kafka: starting on 127.0.0.1:$KAFKA_PORT (log: $LOG_FILE)"
-# setsid: the broker outlives the shell that started it and is not hit by its Ctrl-C.
-setsid java -Xms256m -Xmx1g -XX:+UseG1GC -Dslf4j.internal.verbosity=WARN \
-  -cp "$cp" kafka.Kafka "$KAFKA_HOME/server.properties" >"$LOG_FILE" 2>&1 </dev/null &
-echo $! >"$PID_FILE"
-
+# Started together: in a cluster a node is ready only once a majority of the controllers answer.
 # A slow start is not a failure: a JVM starting beside a busy test run can take a minute or more.
 # CHORUS_KAFKA_START_TIMEOUT_S (default 180) bounds the wait; a broker that exits fails at once.
 start_timeout_s=${CHORUS_KAFKA_START_TIMEOUT_S:-180}
+waiting=("${to_start[@]}")
 for tick in $(seq 1 $((start_timeout_s * 2))); do
   if [ $((tick % 30)) -eq 0 ]; then echo "kafka: still starting ($((tick / 2)) s)"; fi
-  if grep -q "Kafka Server started" "$LOG_FILE" 2>/dev/null && port_open "$KAFKA_PORT"; then
-    echo "kafka: ready"
+  still=()
+  for n in "${waiting[@]}"; do
+    if grep -q "Kafka Server started" "$(node_log_file "$n")" 2>/dev/null && port_open "$(node_port "$n")"; then
+      echo "$(node_name "$n"): ready"
+    elif ! running_pid "$n" >/dev/null; then
+      echo "$(node_name "$n"): the broker exited during start; last lines of $(node_log_file "$n"):" >&2
+      tail -n 30 "$(node_log_file "$n")" >&2
+      exit 1
+    else
+      still+=("$n")
+    fi
+  done
+  if [ ${#still[@]} -eq 0 ]; then
+    [ "$KAFKA_NODES" -gt 1 ] && echo "kafka: KAFKA_BROKERS=$(bootstrap_servers)"
     exit 0
   fi
-  if ! running_pid >/dev/null; then
-    echo "kafka: the broker exited during start; last lines of $LOG_FILE:" >&2
-    tail -n 30 "$LOG_FILE" >&2
-    exit 1
-  fi
+  waiting=("${still[@]}")
   sleep 0.5
 done
-echo "kafka: not ready after $start_timeout_s s; see $LOG_FILE" >&2
+echo "kafka: not ready after $start_timeout_s s: $(for n in "${waiting[@]}"; do node_name "$n"; done | paste -sd,)" >&2
 exit 1

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { kafkaLogLevel } from './kafka.ts'; // first: it adapts kafkajs before kafkajs loads
 import { logLevel } from 'kafkajs';
-import { kafkaLogLevel } from './kafka.ts';
 
 test("a fresh broker's start-up answers, retried by kafkajs, are debug lines, not warnings", () => {
   for (const error of [

@@ -1,9 +1,10 @@
 // Builds the Kafka client (kafkajs, imported only in src/kafka/), names the topics and creates them
 // at start with the configured partition count.
-import './kafkajs-tuning.ts'; // before kafkajs loads: its cheaper checksum, buffers and grouping
+import './kafkajs-tuning.ts'; // before kafkajs loads: its producer's send, cheaper checksum and buffers
 import kafkajs, { Kafka, logLevel, type Admin, type LogEntry } from 'kafkajs';
 // kafkajs' other values, for the rest of src/kafka: kafkajs is loaded after its tuning only so.
 export { AssignerProtocol, CompressionTypes } from 'kafkajs';
+export const { ConfigResourceTypes } = kafkajs;
 import type { Logger } from '../logger.ts';
 import type { Config } from '../config.ts';
 import { redactedMessage, redactedStack } from '../observability/redact.ts';
@@ -189,7 +190,7 @@ export async function longestRetentionSeconds(kafka: Kafka, topics: readonly str
     const { resources } = await admin.describeConfigs({
       includeSynonyms: false,
       resources: topics.map((name) => ({
-        type: kafkajs.ConfigResourceTypes.TOPIC,
+        type: ConfigResourceTypes.TOPIC,
         name,
         configNames: ['retention.ms'],
       })),

@@ -3,12 +3,11 @@ import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { groupPerPartition } from './kafkajs-tuning.ts';
 
 const require = createRequire(import.meta.url);
 
 describe('kafkajs tuning', () => {
-  it('is in place once Chorus is loaded: the checksum, buffer growth, grouping and Produce request kafkajs writes with', () => {
+  it("is in place once Chorus is loaded: the producer's send, and the checksum, buffer growth and Produce request kafkajs writes with", () => {
     // In a process of its own: Chorus' roles load kafkajs only after its replacements are in place.
     const root = fileURLToPath(new URL('../..', import.meta.url));
     const script = `
@@ -17,15 +16,15 @@ describe('kafkajs tuning', () => {
       const require = createRequire(process.cwd() + '/');
       const crc = require('kafkajs/src/protocol/recordBatch/crc32C/index.js');
       const Encoder = require('kafkajs/src/protocol/encoder.js');
-      const group = require('kafkajs/src/producer/groupMessagesPerPartition.js');
+      const send = require('kafkajs/src/producer/sendMessages.js');
       const produce = require('kafkajs/src/protocol/requests/produce/v3/request.js');
-      const ours = [crc, group, produce].map((f) => f.name);
+      const ours = [crc, send, produce].map((f) => f.name);
       process.stdout.write([...ours, Encoder.prototype.ensureAvailable.toString().includes('allocUnsafe')].join(' '));`;
     const used = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
       cwd: root,
       encoding: 'utf8',
     });
-    assert.equal(used, 'crc32c groupPerPartition produceInOneBuffer true');
+    assert.equal(used, 'crc32c createSendMessages produceInOneBuffer true');
   });
 
   it('encodes records that decode to what was written, however far each encoder grew', () => {
@@ -47,19 +46,5 @@ describe('kafkajs tuning', () => {
       assert.equal(record.value.toString(), value);
       assert.equal(record.headers.traceparent!.toString(), 'tp');
     }
-  });
-
-  it('groups records by partition in the order given, and none while the partitions are unknown', () => {
-    const messages = Array.from({ length: 50 }, (_, i) => ({ key: `k${i}`, value: String(i) }));
-    const partitioner = ({ message }: { message: { value: string } }) => Number(message.value) % 7;
-    const grouped = groupPerPartition({ topic: 't', partitionMetadata: [{}], messages, partitioner });
-    assert.deepEqual(Object.keys(grouped).map(Number), [0, 1, 2, 3, 4, 5, 6]);
-    for (const [partition, records] of Object.entries(grouped)) {
-      assert.deepEqual(
-        records,
-        messages.filter((m) => Number(m.value) % 7 === Number(partition)),
-      );
-    }
-    assert.deepEqual(groupPerPartition({ topic: 't', partitionMetadata: [], messages, partitioner }), {});
   });
 });

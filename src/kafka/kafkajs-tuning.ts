@@ -1,8 +1,13 @@
-// Four of kafkajs' costs per record written, replaced by equivalents that cost less. Under load they
-// were 4 %, 3–4 %, 2 % and 13 % of the CPU of the edge or of the response processor (profiles in
-// docs/performance.md); the bytes written are the same. kafkajs 2.2.4 is pinned, and a test checks
-// that the replacements are in place once Chorus is loaded.
+// kafkajs 2.2.4 adapted where Chorus needs it: a producer send that keeps an acknowledgement's
+// promise when partition leaders move, and three of its costs per record written replaced by
+// equivalents that cost less (4 %, 3–4 % and 13 % of the CPU of the edge or of the response
+// processor under load: profiles in docs/performance.md; the bytes written are the same). kafkajs is
+// pinned, and a test checks that the replacements are in place once Chorus is loaded.
 //
+// - The producer's send (`src/producer/sendMessages.js`): send-messages.ts says what kafkajs' gets
+//   wrong. kafkajs loads the module with itself, so its cache entry is filled before kafkajs is:
+//   kafka.ts, the only module of Chorus that imports kafkajs' values, imports this module first.
+//   Loading kafkajs before this module is an error, not a slower path: its send loses writes.
 // - The checksum of each record batch (CRC-32C): kafkajs takes its function from its module
 //   `src/protocol/recordBatch/crc32C/index.js`, which it loads with its record batch encoder at the
 //   first write; that module's entry in the CommonJS cache is filled here before, with crc32c.ts.
@@ -12,11 +17,6 @@
 //   what was written into it. Nothing past what is written is ever read (an encoder's bytes are
 //   `buf.slice(0, offset)`, and every write sets the bytes it counts), so the new buffer is taken
 //   without the zero-fill, from Node's pool when small: 3.0 instead of 4.2 µs per record encoded.
-// - Grouping a send's records by partition: kafkajs copies a partition's list for every record added
-//   to it (quadratic in the records a partition gets in one send: 2 % of the processor's CPU with
-//   its facts). Its module `src/producer/groupMessagesPerPartition.js` is loaded with kafkajs
-//   itself, so its cache entry is filled before kafkajs is: kafka.ts, the only module of Chorus that
-//   imports kafkajs' values, imports this module first.
 // - Encoding a Produce request: produce-request.ts writes its body in one buffer, each record once
 //   (record-encoder.ts). kafkajs' module `src/protocol/requests/produce/v3/request.js` (versions 4
 //   to 7 use it too) is loaded here and its cache entry given a request that leaves to kafkajs' own
@@ -25,6 +25,7 @@
 import { createRequire, Module } from 'node:module';
 import { crc32c } from './crc32c.ts';
 import { encodeProduceRequest, type ProduceArgs } from './produce-request.ts';
+import { createSendMessages } from './send-messages.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -32,26 +33,16 @@ const require = createRequire(import.meta.url);
 const KAFKAJS_CRC32C_MODULE = require.resolve('kafkajs/src/protocol/recordBatch/crc32C/index.js');
 primeModule(KAFKAJS_CRC32C_MODULE, crc32c);
 
-/** kafkajs' module that groups a send's records by the partition its partitioner gives each. */
-const KAFKAJS_GROUP_MODULE = require.resolve('kafkajs/src/producer/groupMessagesPerPartition.js');
-primeModule(KAFKAJS_GROUP_MODULE, groupPerPartition);
-
-interface Grouping<M> {
-  topic: string;
-  partitionMetadata: readonly unknown[];
-  messages: readonly M[];
-  partitioner: (args: { topic: string; partitionMetadata: readonly unknown[]; message: M }) => number;
-}
-
-/** The records of each partition, in the order given (none while the topic's partitions are unknown). */
-export function groupPerPartition<M>({ topic, partitionMetadata, messages, partitioner }: Grouping<M>) {
-  const groups: Record<number, M[]> = {};
-  if (partitionMetadata.length === 0) return groups;
-  for (const message of messages) {
-    (groups[partitioner({ topic, partitionMetadata, message })] ??= []).push(message);
-  }
-  return groups;
-}
+/**
+ * kafkajs' producer's send, which loses acknowledged records when partition leaders move (a broker's
+ * controlled shutdown: every rolling restart); see send-messages.ts. Loaded with kafkajs itself.
+ */
+const KAFKAJS_SEND_MODULE = require.resolve('kafkajs/src/producer/sendMessages.js');
+if (KAFKAJS_SEND_MODULE in require.cache)
+  throw new Error(
+    'kafkajs was loaded before src/kafka/kafkajs-tuning.ts: import kafkajs through src/kafka/kafka.ts',
+  );
+primeModule(KAFKAJS_SEND_MODULE, createSendMessages);
 
 /** Makes `require(path)` answer `exports`, unless the module was loaded already (kafkajs' own stays). */
 function primeModule(path: string, exports: unknown): void {

@@ -184,10 +184,16 @@ export class Publisher {
         this.failedBatches = 0;
       }
     } catch (cause) {
-      endTimer?.({ outcome: 'failed' });
+      // A failure that cannot rule out a write (send-messages.ts: a request without an answer) is
+      // told apart: those events may be in Kafka although their callers hear 503.
+      const unknown = (cause as { outcomeUnknown?: boolean }).outcomeUnknown === true;
+      endTimer?.({ outcome: unknown ? 'unknown' : 'failed' });
       // Once per outage: every failed write is answered (503, a retried batch) and measured.
       const level = this.failedBatches++ === 0 ? 'warn' : 'debug';
-      this.logger[level]({ err: cause, events: batch.length }, 'kafka write failed; answering unavailable');
+      this.logger[level](
+        { err: cause, events: batch.length, outcomeUnknown: unknown },
+        'kafka write failed; answering unavailable',
+      );
       this.replaceProducer(producer);
       failure = unavailable('The event log', cause);
     } finally {

@@ -60,3 +60,34 @@ test('status text: topics, then each group with its members, unowned partitions 
     ].join('\n'),
   );
 });
+
+test('status text: each topic with its replicas, the brokers that lead it and the partitions out of sync', () => {
+  const text = statusText([{ topic: 'responses', partitions: 3 }], [], {
+    brokers: 3,
+    topics: [
+      {
+        topic: 'responses',
+        partitions: [
+          { partition: 0, leader: 1, replicas: [1, 2, 3], isr: [1, 2, 3] },
+          { partition: 1, leader: 2, replicas: [2, 3, 1], isr: [2, 1] },
+          { partition: 2, leader: 1, replicas: [3, 1, 2], isr: [1, 2] },
+        ],
+        replicationFactor: 3,
+        minInsyncReplicas: 2,
+        underReplicated: [1, 2],
+        offline: [],
+      },
+    ],
+  });
+  assert.equal(
+    text,
+    [
+      'topics (3 brokers)',
+      '  responses  3 partitions, 3 replicas, min.insync.replicas 2, UNDER-REPLICATED partitions 1-2',
+      '               leaders: broker 1: 0, 2; broker 2: 1',
+      '               partition 1: in sync 2,1 of replicas 2,3,1',
+      '               partition 2: in sync 1,2 of replicas 3,1,2',
+      '',
+    ].join('\n'),
+  );
+});

@@ -1,16 +1,56 @@
-// The text `chorus status` prints: the topics' partition counts, then per consumer group its state,
+// The text `chorus status` prints: the topics' partition counts and replication (each broker's
+// leaderships, the partitions with replicas out of sync), then per consumer group its state,
 // members and what each owns, and a table of every partition's committed offset, end and lag.
 import type { GroupStatus, TopicStatus } from './groups.ts';
+import type { ClusterReplication, TopicReplication } from './replication.ts';
 
-export function statusText(topics: readonly TopicStatus[], groups: readonly GroupStatus[]): string {
+export function statusText(
+  topics: readonly TopicStatus[],
+  groups: readonly GroupStatus[],
+  replication?: ClusterReplication,
+): string {
   const width = Math.max(...topics.map((t) => t.topic.length));
-  const lines = ['topics'];
-  for (const { topic, partitions } of topics)
-    lines.push(
-      `  ${topic.padEnd(width)}  ${partitions === undefined ? 'missing' : `${partitions} partitions`}`,
-    );
+  const brokers = replication?.brokers;
+  const lines = [brokers === undefined ? 'topics' : `topics (${brokers} broker${brokers === 1 ? '' : 's'})`];
+  const replicated = new Map(replication?.topics.map((t) => [t.topic, t]));
+  for (const { topic, partitions } of topics) {
+    const counts = partitions === undefined ? 'missing' : `${partitions} partitions`;
+    const r = replicated.get(topic);
+    lines.push(`  ${topic.padEnd(width)}  ${counts}${r ? `, ${replicationSummary(r)}` : ''}`);
+    if (r) lines.push(...replicationDetail(r).map((line) => `  ${' '.repeat(width)}    ${line}`));
+  }
   for (const group of groups) lines.push('', ...groupText(group));
   return `${lines.join('\n')}\n`;
+}
+
+function replicationSummary(t: TopicReplication): string {
+  const min = t.minInsyncReplicas === undefined ? '' : `, min.insync.replicas ${t.minInsyncReplicas}`;
+  const trouble =
+    t.offline.length > 0
+      ? `OFFLINE partitions ${ranges(t.offline)}`
+      : t.underReplicated.length > 0
+        ? `UNDER-REPLICATED partitions ${ranges(t.underReplicated)}`
+        : 'all in sync';
+  return `${t.replicationFactor} replica${t.replicationFactor === 1 ? '' : 's'}${min}, ${trouble}`;
+}
+
+/** Which broker leads which partitions, and the in-sync replicas of each partition out of sync. */
+function replicationDetail(t: TopicReplication): string[] {
+  const led = new Map<number, number[]>();
+  for (const p of t.partitions)
+    if (p.leader >= 0) led.set(p.leader, [...(led.get(p.leader) ?? []), p.partition]);
+  const leaders = [...led]
+    .sort(([a], [b]) => a - b)
+    .map(([broker, partitions]) => `broker ${broker}: ${ranges(partitions)}`);
+  return [
+    `leaders: ${leaders.length > 0 ? leaders.join('; ') : 'none'}`,
+    ...t.partitions
+      .filter((p) => p.isr.length < p.replicas.length)
+      .map(
+        (p) =>
+          `partition ${p.partition}: in sync ${p.isr.join(',') || 'none'} of replicas ${p.replicas.join(',')}`,
+      ),
+  ];
 }
 
 function groupText(group: GroupStatus): string[] {

@@ -7,6 +7,7 @@ import { loadConfig, type Config } from '../config.ts';
 import { createLogger, type Logger } from '../logger.ts';
 import { ensureLocalServices, MissingPrerequisite } from '../local-services.ts';
 import { consumerGroupsFor, createKafka, ensureTopics, kafkaAnswers, topicsFor } from '../kafka/kafka.ts';
+import { topicReplicationWeaknesses } from '../kafka/replication.ts';
 import { watchConsumerLag } from '../kafka/lag-metrics.ts';
 import { Publisher } from '../kafka/publisher.ts';
 import { createOutputs } from '../kafka/outputs.ts';
@@ -179,6 +180,9 @@ export async function startChorus({
         { cause: error },
       );
     });
+    // Once per start: a cluster that keeps one copy of the events loses them with a broker.
+    for (const weakness of await topicReplicationWeaknesses(kafka, Object.values(topics)).catch(() => []))
+      logger.warn({ weakness }, `Kafka topics are not replicated as a cluster should: ${weakness}`);
     const outputs = createOutputs(publisher, topics);
 
     // Each role's modules are loaded by the processes that run it, not at import: a processor never

@@ -21,10 +21,12 @@ import {
   type Kafka,
 } from '../../src/kafka/kafka.ts';
 import { describeGroups, withAdmin, type GroupStatus, type TopicStatus } from '../../src/kafka/groups.ts';
+import type { ClusterReplication } from '../../src/kafka/replication.ts';
 import { Publisher } from '../../src/kafka/publisher.ts';
 
 interface Status {
   topics: TopicStatus[];
+  replication: ClusterReplication;
   groups: GroupStatus[];
 }
 
@@ -67,7 +69,7 @@ describe('adding partitions while Chorus runs', () => {
     return ids;
   };
 
-  test('chorus status lists the topics and every group with its member, partitions and lag', async () => {
+  test('chorus status lists the topics with their replicas and every group with its member, partitions and lag', async () => {
     const result = await runChorus(['status', '--json'], app.world.env);
     assert.equal(result.code, 0, result.stderr);
     const status = JSON.parse(result.stdout) as Status;
@@ -76,6 +78,16 @@ describe('adding partitions while Chorus runs', () => {
       TOPIC_NAMES.map(() => 4),
       TOPIC_NAMES.join(', '),
     );
+    assert.equal(status.replication.brokers, 1);
+    for (const topic of status.replication.topics) {
+      assert.equal(topic.replicationFactor, 1, topic.topic);
+      assert.deepEqual(topic.underReplicated, [], topic.topic);
+      assert.deepEqual(
+        topic.partitions.map((p) => p.leader),
+        [1, 1, 1, 1],
+        topic.topic,
+      );
+    }
     assert.deepEqual(
       status.groups.map((g) => g.groupId),
       groups().map((g) => g.groupId),
@@ -93,7 +105,10 @@ describe('adding partitions while Chorus runs', () => {
 
     const text = await runChorus(['status'], app.world.env);
     assert.equal(text.code, 0, text.stderr);
-    assert.match(text.stdout, /^topics\n {2}\S+responses +4 partitions$/m);
+    assert.match(
+      text.stdout,
+      /^topics \(1 broker\)\n {2}\S+responses +4 partitions, 1 replica, min\.insync\.replicas 1, all in sync\n +leaders: broker 1: 0-3$/m,
+    );
     const responses = groups()[0]!;
     assert.match(
       text.stdout,

@@ -347,6 +347,31 @@ export class FaultLoad {
     if (reply.outcome === 200) this.identifies.push({ tenant, userId, plan });
   }
 
+  /**
+   * The longest time between two 2xx answers (ms) from `from` to `to` (the fault's window; by
+   * default the whole run): how long the service, to its clients, stopped taking writes, and when
+   * that ended.
+   */
+  longestWithout2xx(from = 0, to = Infinity): { longest: number; endedAt: number } {
+    const answered = [
+      from,
+      ...this.requests
+        .filter((r) => typeof r.outcome === 'number' && r.outcome < 300)
+        .map((r) => r.answeredAt)
+        .filter((at) => at > from && at < to),
+      ...(to === Infinity ? [] : [to]),
+    ].sort((a, b) => a - b);
+    if (from === 0) answered.shift();
+    let longest = 0;
+    let endedAt = 0;
+    for (let i = 1; i < answered.length; i++) {
+      if (answered[i]! - answered[i - 1]! <= longest) continue;
+      longest = answered[i]! - answered[i - 1]!;
+      endedAt = answered[i]!;
+    }
+    return { longest, endedAt };
+  }
+
   /** Why requests got no answer: `{"ECONNREFUSED": n, …}`. */
   failures(): Record<string, number> {
     const counts: Record<string, number> = {};

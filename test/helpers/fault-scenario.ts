@@ -16,7 +16,13 @@ import { checkStored, FaultLoad, type StoredCheck, type Tenant } from './fault-l
 import { DEFAULT_DATABASE_URL, loadConfig } from '../../src/config.ts';
 import { dropDatabase } from '../../src/store/database.ts';
 import { createKafka, deleteTopicsWithPrefix } from '../../src/kafka/kafka.ts';
-import { freePort, killBrokerSync, privateBroker, type PrivateBroker } from './local-kafka.ts';
+import {
+  freePort,
+  killBrokerSync,
+  privateBroker,
+  type PrivateBroker,
+  type PrivateBrokerOptions,
+} from './local-kafka.ts';
 import { privatePostgres, stopPostgresSync, type PrivatePostgres } from './private-postgres.ts';
 import { QUESTIONS } from './surveys.ts';
 import { createTestWorld, type TestWorld } from './env.ts';
@@ -157,10 +163,16 @@ export function sharedBrokers(): string {
   return loadConfig(process.env).kafka.brokers.join(',');
 }
 
-/** A private broker of this run, started; killed when the run closes or the test process exits. */
-export async function startPrivateBroker(run: FaultRun): Promise<PrivateBroker> {
+/**
+ * A private broker of this run (a replicated cluster with `nodes`), started; killed when the run
+ * closes or the test process exits.
+ */
+export async function startPrivateBroker(
+  run: FaultRun,
+  options: Omit<PrivateBrokerOptions, 'home'> = {},
+): Promise<PrivateBroker> {
   const home = path.join(run.dir, 'kafka');
-  const broker = await privateBroker(run.scenario, { home });
+  const broker = await privateBroker(run.scenario, { ...options, home });
   run.onExit(() => killBrokerSync(home));
   await broker.up();
   return broker;
