@@ -1,6 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConfigError, VARIABLES, loadConfig } from './config.ts';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 
 test('defaults give a local single-machine setup', () => {
   const config = loadConfig({});
@@ -259,4 +262,59 @@ test('bookkeeping windows take fractions of a day or an hour, and refuse zero', 
     (error: unknown) =>
       error instanceof ConfigError && error.problems.some((p) => p.startsWith('RETENTION_DELIVERIES_DAYS')),
   );
+});
+
+test('Kafka over TLS and SASL: files read once, SASL credentials checked, settings that do not fit refused by name', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'chorus-config-'));
+  const ca = path.join(dir, 'ca.pem');
+  writeFileSync(ca, '-----BEGIN CERTIFICATE-----\n');
+  try {
+    const config = loadConfig({
+      KAFKA_SECURITY_PROTOCOL: 'sasl_ssl',
+      KAFKA_SSL_CA_FILE: ca,
+      KAFKA_SASL_MECHANISM: 'scram-sha-512',
+      KAFKA_SASL_USERNAME: 'chorus',
+      KAFKA_SASL_PASSWORD: 'secret',
+    });
+    assert.deepEqual(config.kafka.ssl, {
+      ca: '-----BEGIN CERTIFICATE-----\n',
+      cert: undefined,
+      key: undefined,
+    });
+    assert.deepEqual(config.kafka.sasl, {
+      mechanism: 'SCRAM-SHA-512',
+      username: 'chorus',
+      password: 'secret',
+    });
+    assert.equal(loadConfig({}).kafka.ssl, undefined);
+    assert.equal(loadConfig({ KAFKA_SECURITY_PROTOCOL: 'SSL' }).kafka.ssl?.ca, undefined); // system CAs
+
+    const problems = (env: NodeJS.ProcessEnv) => {
+      try {
+        loadConfig(env);
+        return [];
+      } catch (error) {
+        return (error as ConfigError).problems;
+      }
+    };
+    assert.deepEqual(problems({ KAFKA_SECURITY_PROTOCOL: 'TLS' }), [
+      'KAFKA_SECURITY_PROTOCOL: must be one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL (got "TLS")',
+    ]);
+    assert.deepEqual(problems({ KAFKA_SSL_CA_FILE: ca, KAFKA_SASL_USERNAME: 'u' }), [
+      'KAFKA_SSL_CA_FILE: set KAFKA_SECURITY_PROTOCOL to SSL or SASL_SSL for TLS (it is PLAINTEXT)',
+      'KAFKA_SASL_USERNAME: set KAFKA_SECURITY_PROTOCOL to SASL_SSL or SASL_PLAINTEXT for SASL (it is PLAINTEXT)',
+    ]);
+    assert.deepEqual(problems({ KAFKA_SECURITY_PROTOCOL: 'SASL_SSL', KAFKA_SASL_USERNAME: 'u' }), [
+      'KAFKA_SASL_MECHANISM, KAFKA_SASL_PASSWORD: SASL_SSL needs all of KAFKA_SASL_MECHANISM, KAFKA_SASL_USERNAME, KAFKA_SASL_PASSWORD',
+    ]);
+    assert.match(
+      problems({ KAFKA_SECURITY_PROTOCOL: 'SSL', KAFKA_SSL_CA_FILE: path.join(dir, 'missing.pem') })[0]!,
+      /^KAFKA_SSL_CA_FILE: cannot read .*missing\.pem \(ENOENT\)$/,
+    );
+    assert.deepEqual(problems({ KAFKA_SECURITY_PROTOCOL: 'SSL', KAFKA_SSL_CERT_FILE: ca }), [
+      'KAFKA_SSL_CERT_FILE, KAFKA_SSL_KEY_FILE: set both or neither',
+    ]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -6,6 +6,7 @@ import Type, { type Static, type TSchema } from 'typebox';
 import Value from 'typebox/value';
 import type { S3Target } from './storage/s3-presign.ts';
 import { isIP } from 'node:net';
+import { readFileSync } from 'node:fs';
 
 const LogLevel = Type.Union(
   ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'].map((l) => Type.Literal(l)),
@@ -161,6 +162,44 @@ export const VARIABLES = {
       'How many nodes the local Kafka of `deploy/kafka` runs when `KAFKA_BROKERS` is unset: 1, or 3 ' +
       'for a replicated cluster on loopback (topics of 3 replicas, 2 in sync to acknowledge a write) ' +
       'on ports 9092, 9094 and 9096. See [Operations](operations.md#on-a-replicated-kafka-cluster).',
+  },
+  KAFKA_SECURITY_PROTOCOL: {
+    schema: Type.String({ default: 'PLAINTEXT' }),
+    meaning:
+      'How Chorus talks to the brokers, as Kafka names it: `PLAINTEXT`, `SSL` (TLS), `SASL_PLAINTEXT` ' +
+      'or `SASL_SSL` (a user and password, over TLS). Managed clusters (Amazon MSK, Confluent Cloud, ' +
+      'Aiven, Redpanda Cloud, Strimzi) take `SSL` or `SASL_SSL`.',
+  },
+  KAFKA_SSL_CA_FILE: {
+    schema: Type.Optional(Type.String({ minLength: 1 })),
+    meaning:
+      "A PEM file of the certificate authorities that signed the brokers' certificates (with `SSL` " +
+      "or `SASL_SSL`). Unset: the system's trusted authorities, which a managed cluster's public " +
+      'certificates chain to.',
+  },
+  KAFKA_SSL_CERT_FILE: {
+    schema: Type.Optional(Type.String({ minLength: 1 })),
+    meaning:
+      "Chorus' client certificate (PEM), for brokers that authenticate clients by certificate " +
+      '(mutual TLS); with `KAFKA_SSL_KEY_FILE`.',
+  },
+  KAFKA_SSL_KEY_FILE: {
+    schema: Type.Optional(Type.String({ minLength: 1 })),
+    meaning: 'The private key (PEM, unencrypted) of `KAFKA_SSL_CERT_FILE`. Keep it in a secret.',
+  },
+  KAFKA_SASL_MECHANISM: {
+    schema: Type.Optional(Type.String()),
+    meaning:
+      'With `SASL_PLAINTEXT` or `SASL_SSL`: `PLAIN`, `SCRAM-SHA-256` or `SCRAM-SHA-512`, with ' +
+      '`KAFKA_SASL_USERNAME` and `KAFKA_SASL_PASSWORD`.',
+  },
+  KAFKA_SASL_USERNAME: {
+    schema: Type.Optional(Type.String({ minLength: 1 })),
+    meaning: 'The SASL user (an API key on Confluent Cloud).',
+  },
+  KAFKA_SASL_PASSWORD: {
+    schema: Type.Optional(Type.String({ minLength: 1 })),
+    meaning: 'The SASL password (an API secret on Confluent Cloud). Keep it in a secret.',
   },
   KAFKA_CLIENT_ID: {
     schema: Type.String({ default: 'chorus', minLength: 1 }),
@@ -548,6 +587,9 @@ export interface Config {
     readonly ackTimeoutMs: number;
     readonly lingerMs: number;
     readonly maxBatchMessages: number;
+    /** TLS to the brokers (KAFKA_SECURITY_PROTOCOL SSL or SASL_SSL): undefined for none. */
+    readonly ssl: KafkaTls | undefined;
+    readonly sasl: KafkaSasl | undefined;
   };
   readonly processor: {
     readonly concurrency: number;
@@ -659,6 +701,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   oneOf('HTTP_SERVER', HTTP_SERVERS);
   const e = parsed as Env;
   if (problems.length === 0) problems.push(...integrationProblems(e), ...storageProblems(e));
+  const kafkaSecurity = problems.length === 0 ? parseKafkaSecurity(e) : { problems: [] };
+  problems.push(...kafkaSecurity.problems);
   const allowedNetworks = parseNetworks(e.WEBHOOK_ALLOWED_NETWORKS ?? '');
   if (typeof allowedNetworks === 'string') problems.push(`WEBHOOK_ALLOWED_NETWORKS: ${allowedNetworks}`);
   const attributes = keyValueList(e.OTEL_RESOURCE_ATTRIBUTES);
@@ -696,6 +740,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       ackTimeoutMs: e.KAFKA_ACK_TIMEOUT_MS,
       lingerMs: e.KAFKA_LINGER_MS,
       maxBatchMessages: e.KAFKA_MAX_BATCH_MESSAGES,
+      ssl: kafkaSecurity.ssl,
+      sasl: kafkaSecurity.sasl,
     },
     processor: {
       concurrency: e.PROCESSOR_CONCURRENCY,
@@ -791,6 +837,80 @@ function integrationProblems(e: Env): string[] {
 }
 
 /** The upload store is all or nothing: the four S3 settings together, and the others only with them. */
+export const KAFKA_SECURITY_PROTOCOLS = ['PLAINTEXT', 'SSL', 'SASL_PLAINTEXT', 'SASL_SSL'] as const;
+export const KAFKA_SASL_MECHANISMS = ['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512'] as const;
+
+/** The PEM contents of the files named (read once, at start: a file that cannot be read is a problem). */
+export interface KafkaTls {
+  readonly ca: string | undefined;
+  readonly cert: string | undefined;
+  readonly key: string | undefined;
+}
+
+export interface KafkaSasl {
+  readonly mechanism: (typeof KAFKA_SASL_MECHANISMS)[number];
+  readonly username: string;
+  readonly password: string;
+}
+
+function parseKafkaSecurity(e: Env): { ssl?: KafkaTls; sasl?: KafkaSasl; problems: string[] } {
+  const protocol = e.KAFKA_SECURITY_PROTOCOL.toUpperCase();
+  if (!(KAFKA_SECURITY_PROTOCOLS as readonly string[]).includes(protocol))
+    return {
+      problems: [
+        `KAFKA_SECURITY_PROTOCOL: must be one of ${KAFKA_SECURITY_PROTOCOLS.join(', ')} (got ${JSON.stringify(e.KAFKA_SECURITY_PROTOCOL)})`,
+      ],
+    };
+  const problems: string[] = [];
+  const tls = protocol.endsWith('SSL');
+  const sasl = protocol.startsWith('SASL_');
+  const tlsFiles = ['KAFKA_SSL_CA_FILE', 'KAFKA_SSL_CERT_FILE', 'KAFKA_SSL_KEY_FILE'] as const;
+  const saslSettings = ['KAFKA_SASL_MECHANISM', 'KAFKA_SASL_USERNAME', 'KAFKA_SASL_PASSWORD'] as const;
+  if (!tls)
+    for (const name of tlsFiles.filter((n) => e[n] !== undefined))
+      problems.push(`${name}: set KAFKA_SECURITY_PROTOCOL to SSL or SASL_SSL for TLS (it is ${protocol})`);
+  if (!sasl)
+    for (const name of saslSettings.filter((n) => e[n] !== undefined))
+      problems.push(
+        `${name}: set KAFKA_SECURITY_PROTOCOL to SASL_SSL or SASL_PLAINTEXT for SASL (it is ${protocol})`,
+      );
+  if (Boolean(e.KAFKA_SSL_CERT_FILE) !== Boolean(e.KAFKA_SSL_KEY_FILE))
+    problems.push('KAFKA_SSL_CERT_FILE, KAFKA_SSL_KEY_FILE: set both or neither');
+  const read = (name: (typeof tlsFiles)[number]): string | undefined => {
+    const file = e[name];
+    if (file === undefined || !tls) return undefined;
+    try {
+      return readFileSync(file, 'utf8');
+    } catch (error) {
+      problems.push(
+        `${name}: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? String(error)})`,
+      );
+      return undefined;
+    }
+  };
+  const ssl = tls
+    ? { ca: read('KAFKA_SSL_CA_FILE'), cert: read('KAFKA_SSL_CERT_FILE'), key: read('KAFKA_SSL_KEY_FILE') }
+    : undefined;
+  let credentials: KafkaSasl | undefined;
+  if (sasl) {
+    const mechanism = (e.KAFKA_SASL_MECHANISM ?? '').toUpperCase();
+    const missing = saslSettings.filter((n) => !e[n]);
+    if (missing.length > 0)
+      problems.push(`${missing.join(', ')}: ${protocol} needs all of ${saslSettings.join(', ')}`);
+    else if (!(KAFKA_SASL_MECHANISMS as readonly string[]).includes(mechanism))
+      problems.push(
+        `KAFKA_SASL_MECHANISM: must be one of ${KAFKA_SASL_MECHANISMS.join(', ')} (got ${JSON.stringify(e.KAFKA_SASL_MECHANISM)})`,
+      );
+    else
+      credentials = {
+        mechanism: mechanism as KafkaSasl['mechanism'],
+        username: e.KAFKA_SASL_USERNAME!,
+        password: e.KAFKA_SASL_PASSWORD!,
+      };
+  }
+  return { ssl, sasl: credentials, problems };
+}
+
 function storageProblems(e: Env): string[] {
   const required = ['S3_ACCESS_KEY', 'S3_SECRET_KEY', 'S3_REGION', 'S3_BUCKET_NAME'] as const;
   const missing = required.filter((name) => !e[name]);

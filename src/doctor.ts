@@ -10,7 +10,8 @@ import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createLogger } from './logger.ts';
 import { createRedis, redisAnswers } from './redis.ts';
 import { serverProblem } from './store/database.ts';
-import { createKafka, kafkaAnswers, topicsFor } from './kafka/kafka.ts';
+import { createKafka, topicsFor } from './kafka/kafka.ts';
+import { kafkaProblem } from './kafka/connection-problems.ts';
 import { withAdmin } from './kafka/groups.ts';
 import { describeReplication, replicationTroubles, replicationWeaknesses } from './kafka/replication.ts';
 import { readableLine } from './child-output.ts';
@@ -44,7 +45,7 @@ export async function examine(env: NodeJS.ProcessEnv = process.env): Promise<Fin
   }
   const localBroker = !config.kafka.explicit;
   const jarsFetched = localBrokerJarsFetched(env);
-  const [java, maven, postgres, redis, ports, broker] = await Promise.all([
+  const [java, maven, postgres, redis, ports, brokerProblem] = await Promise.all([
     localBroker ? javaFinding(env) : notNeeded('Java', 'KAFKA_BROKERS is set'),
     !localBroker
       ? notNeeded('Maven', 'KAFKA_BROKERS is set')
@@ -54,28 +55,25 @@ export async function examine(env: NodeJS.ProcessEnv = process.env): Promise<Fin
     postgresFinding(config.database),
     redisFinding(config.redis.url),
     portFindings(config),
-    brokerAnswers(config),
+    kafkaProblem(createKafka(config.kafka, createLogger('silent')), config.kafka, 5000),
   ]);
-  const kafka: Finding = broker
-    ? { subject: 'Kafka', ok: true, detail: `a broker answers at ${config.kafka.brokers.join(',')}` }
-    : !localBroker
-      ? {
-          subject: 'Kafka',
-          ok: false,
-          detail: `no broker answers at KAFKA_BROKERS (${config.kafka.brokers.join(',')}): start it or correct KAFKA_BROKERS`,
-        }
-      : java.ok && maven.ok
-        ? {
-            subject: 'Kafka',
-            ok: true,
-            detail: '`chorus start` starts the local broker (deploy/kafka/up.sh)',
-          }
-        : {
-            subject: 'Kafka',
-            ok: false,
-            detail: `the local broker is not running and cannot start without ${java.ok ? 'Maven' : 'Java'} (see above), ${NO_LOCAL_BROKER}`,
-          };
-  const replication = broker ? [await replicationFinding(config)] : [];
+  const kafka: Finding =
+    brokerProblem === undefined
+      ? { subject: 'Kafka', ok: true, detail: `a broker answers at ${config.kafka.brokers.join(',')}` }
+      : !localBroker
+        ? { subject: 'Kafka', ok: false, detail: brokerProblem }
+        : java.ok && maven.ok
+          ? {
+              subject: 'Kafka',
+              ok: true,
+              detail: '`chorus start` starts the local broker (deploy/kafka/up.sh)',
+            }
+          : {
+              subject: 'Kafka',
+              ok: false,
+              detail: `the local broker is not running and cannot start without ${java.ok ? 'Maven' : 'Java'} (see above), ${NO_LOCAL_BROKER}`,
+            };
+  const replication = brokerProblem === undefined ? [await replicationFinding(config)] : [];
   return [node, java, maven, postgres, redis, kafka, ...replication, ...ports];
 }
 
@@ -275,10 +273,6 @@ async function redisFinding(url: string): Promise<Finding> {
         ok: false,
         detail: `no answer at REDIS_URL (${redact(url)}): install and start Redis (Debian/Ubuntu: apt-get install redis-server) or correct REDIS_URL`,
       };
-}
-
-async function brokerAnswers(config: Config): Promise<boolean> {
-  return kafkaAnswers(createKafka(config.kafka, createLogger('silent')), 3000);
 }
 
 /** The ports this process would listen on must be free (`0` picks a free one: nothing to check). */

@@ -95,12 +95,15 @@ replica.fetch.max.bytes=4194304
 PROPS
   # Tests add listeners (TLS, SASL) or settings: the file's lines come last, so they win.
   if [ -n "${CHORUS_KAFKA_EXTRA_CONFIG:-}" ]; then
-    sed "s/{{node}}/$n/g; s/{{port}}/$(node_port "$n")/g" "$CHORUS_KAFKA_EXTRA_CONFIG" >>"$home/server.properties"
+    sed "s/{{node}}/$n/g; s/{{port}}/$(node_port "$n")/g; s/{{controller_port}}/$(node_controller_port "$n")/g" \
+      "$CHORUS_KAFKA_EXTRA_CONFIG" >>"$home/server.properties"
   fi
   if [ ! -f "$home/data/meta.properties" ]; then
     echo "$(node_name "$n"): formatting its storage (once)"
+    # CHORUS_KAFKA_FORMAT_ARGS: more for the format, such as SCRAM users (--add-scram …).
+    # shellcheck disable=SC2086
     java -cp "$cp" kafka.tools.StorageTool format -t "$cluster_id" -c "$home/server.properties" \
-      --ignore-formatted >"$home/format.log" 2>&1 || { cat "$home/format.log" >&2; exit 1; }
+      --ignore-formatted ${CHORUS_KAFKA_FORMAT_ARGS:-} >"$home/format.log" 2>&1 || { cat "$home/format.log" >&2; exit 1; }
   fi
   log_file=$(node_log_file "$n")
   echo "$(node_name "$n"): starting on 127.0.0.1:$(node_port "$n") (log: $log_file)"

@@ -1,7 +1,7 @@
 // Builds the Kafka client (kafkajs, imported only in src/kafka/), names the topics and creates them
 // at start with the configured partition count.
 import './kafkajs-tuning.ts'; // before kafkajs loads: its producer's send, cheaper checksum and buffers
-import kafkajs, { Kafka, logLevel, type Admin, type LogEntry } from 'kafkajs';
+import kafkajs, { Kafka, logLevel, type Admin, type LogEntry, type SASLOptions } from 'kafkajs';
 // kafkajs' other values, for the rest of src/kafka: kafkajs is loaded after its tuning only so.
 export { AssignerProtocol, CompressionTypes } from 'kafkajs';
 export const { ConfigResourceTypes } = kafkajs;
@@ -70,6 +70,12 @@ export function createKafka(config: Config['kafka'], logger: Logger): Kafka {
   return new Kafka({
     clientId: config.clientId,
     brokers: [...config.brokers],
+    // TLS with the CA file given or the system's authorities; SASL with the user given.
+    ssl: config.ssl && {
+      ...(config.ssl.ca === undefined ? {} : { ca: [config.ssl.ca] }),
+      ...(config.ssl.cert === undefined ? {} : { cert: config.ssl.cert, key: config.ssl.key }),
+    },
+    sasl: config.sasl && saslOptions(config.sasl),
     connectionTimeout: 3000,
     requestTimeout: config.ackTimeoutMs,
     // Short, bounded retries: callers decide what a failure means (the edge answers 503, consumers
@@ -86,6 +92,12 @@ export function createKafka(config: Config['kafka'], logger: Logger): Kafka {
         log[kafkaLogLevel(level, message, error)](rest, redactedMessage(message));
       },
   });
+}
+
+function saslOptions({ mechanism, username, password }: NonNullable<Config['kafka']['sasl']>): SASLOptions {
+  if (mechanism === 'PLAIN') return { mechanism: 'plain', username, password };
+  if (mechanism === 'SCRAM-SHA-256') return { mechanism: 'scram-sha-256', username, password };
+  return { mechanism: 'scram-sha-512', username, password };
 }
 
 const EXPECTED_TRANSIENTS = new RegExp(

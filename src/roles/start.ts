@@ -8,6 +8,7 @@ import { createLogger, type Logger } from '../logger.ts';
 import { ensureLocalServices, MissingPrerequisite } from '../local-services.ts';
 import { consumerGroupsFor, createKafka, ensureTopics, kafkaAnswers, topicsFor } from '../kafka/kafka.ts';
 import { topicReplicationWeaknesses } from '../kafka/replication.ts';
+import { kafkaProblem } from '../kafka/connection-problems.ts';
 import { watchConsumerLag } from '../kafka/lag-metrics.ts';
 import { Publisher } from '../kafka/publisher.ts';
 import { createOutputs } from '../kafka/outputs.ts';
@@ -173,10 +174,12 @@ export async function startChorus({
 
     const topics = topicsFor(config.kafka.topicPrefix);
     await ensureTopics(kafka, topics, config.kafka.partitions).catch(async (error: unknown) => {
-      if (await kafkaAnswers(kafka, 3000)) throw error;
-      const where = config.kafka.explicit ? 'KAFKA_BROKERS' : 'the local broker';
+      const problem = await kafkaProblem(kafka, config.kafka, 5000);
+      if (problem === undefined) throw error;
       throw new MissingPrerequisite(
-        `no Kafka broker answers at ${config.kafka.brokers.join(',')} (${where})`,
+        config.kafka.explicit
+          ? problem
+          : `no Kafka broker answers at ${config.kafka.brokers.join(',')} (the local broker)`,
         { cause: error },
       );
     });

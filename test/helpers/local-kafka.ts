@@ -58,6 +58,8 @@ export interface PrivateBrokerOptions {
   extraConfig?: string;
   /** More JVM options for each node (CHORUS_KAFKA_JAVA_OPTS). */
   javaOpts?: string;
+  /** More arguments for the storage format (CHORUS_KAFKA_FORMAT_ARGS), such as SCRAM users. */
+  formatArgs?: string;
 }
 
 export async function privateBroker(
@@ -81,6 +83,7 @@ export async function privateBroker(
         CHORUS_KAFKA_LIBS: path.join(root, '.local/kafka/libs'),
         ...(options.extraConfig ? { CHORUS_KAFKA_EXTRA_CONFIG: options.extraConfig } : {}),
         ...(options.javaOpts ? { CHORUS_KAFKA_JAVA_OPTS: options.javaOpts } : {}),
+        ...(options.formatArgs ? { CHORUS_KAFKA_FORMAT_ARGS: options.formatArgs } : {}),
         ...extra,
       },
     });
