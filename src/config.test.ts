@@ -318,3 +318,20 @@ test('Kafka over TLS and SASL: files read once, SASL credentials checked, settin
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('REDIS_CA_FILE goes with a rediss:// REDIS_URL only, and is read at start', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'chorus-config-'));
+  const ca = path.join(dir, 'ca.pem');
+  writeFileSync(ca, 'PEM');
+  try {
+    assert.equal(loadConfig({ REDIS_URL: 'rediss://cache:6380', REDIS_CA_FILE: ca }).redis.ca, 'PEM');
+    assert.equal(loadConfig({}).redis.ca, undefined);
+    assert.throws(
+      () => loadConfig({ REDIS_CA_FILE: ca }),
+      (error: ConfigError) =>
+        error.problems.join() === 'REDIS_CA_FILE: REDIS_URL must start with rediss:// for TLS',
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -149,6 +149,12 @@ export const VARIABLES = {
       'Redis URL (`redis://` or `rediss://`). Used by the readiness check, the usage-telemetry lock ' +
       'and the state the edges share (single-use ids, rate limits, idempotency keys).',
   },
+  REDIS_CA_FILE: {
+    schema: Type.Optional(Type.String({ minLength: 1 })),
+    meaning:
+      "With a `rediss://` REDIS_URL: a PEM file of the authorities that signed the server's certificate " +
+      "(a managed Redis's own CA). Unset: the system's trusted authorities.",
+  },
   KAFKA_BROKERS: {
     schema: Type.Optional(Type.String({ pattern: '^[^,\\s]+(,[^,\\s]+)*$' })),
     shown: `unset → \`${localKafkaBrokers(1).join(',')}\``,
@@ -573,7 +579,13 @@ export interface Config {
   };
   /** `explicit` is false when the default was taken (so a local or embedded server may be started). */
   readonly database: { readonly url: string; readonly explicit: boolean };
-  readonly redis: { readonly url: string; readonly keyPrefix: string; readonly commandTimeoutMs: number };
+  readonly redis: {
+    readonly url: string;
+    readonly keyPrefix: string;
+    readonly commandTimeoutMs: number;
+    /** REDIS_CA_FILE's contents, read at start. */
+    readonly ca: string | undefined;
+  };
   /** Usage telemetry: checked on `cron` (hourly), sent at most once per 24 hours by one instance. */
   readonly telemetry: { readonly url: string; readonly cron: string };
   readonly kafka: {
@@ -703,6 +715,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (problems.length === 0) problems.push(...integrationProblems(e), ...storageProblems(e));
   const kafkaSecurity = problems.length === 0 ? parseKafkaSecurity(e) : { problems: [] };
   problems.push(...kafkaSecurity.problems);
+  const redisCa = problems.length === 0 ? readRedisCa(e) : { problems: [] };
+  problems.push(...redisCa.problems);
   const allowedNetworks = parseNetworks(e.WEBHOOK_ALLOWED_NETWORKS ?? '');
   if (typeof allowedNetworks === 'string') problems.push(`WEBHOOK_ALLOWED_NETWORKS: ${allowedNetworks}`);
   const attributes = keyValueList(e.OTEL_RESOURCE_ATTRIBUTES);
@@ -728,7 +742,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       widgetAssetsDir: e.WIDGET_ASSETS_DIR,
     },
     database: { url: e.DATABASE_URL ?? DEFAULT_DATABASE_URL, explicit: e.DATABASE_URL !== undefined },
-    redis: { url: e.REDIS_URL, keyPrefix: e.REDIS_KEY_PREFIX, commandTimeoutMs: e.REDIS_COMMAND_TIMEOUT_MS },
+    redis: {
+      url: e.REDIS_URL,
+      keyPrefix: e.REDIS_KEY_PREFIX,
+      commandTimeoutMs: e.REDIS_COMMAND_TIMEOUT_MS,
+      ca: redisCa.ca,
+    },
     telemetry: { url: e.TELEMETRY_URL.replace(/\/+$/, ''), cron: e.TELEMETRY_CRON },
     kafka: {
       brokers: e.KAFKA_BROKERS?.split(',') ?? localKafkaBrokers(e.CHORUS_KAFKA_NODES),
@@ -909,6 +928,18 @@ function parseKafkaSecurity(e: Env): { ssl?: KafkaTls; sasl?: KafkaSasl; problem
       };
   }
   return { ssl, sasl: credentials, problems };
+}
+
+function readRedisCa(e: Env): { ca?: string; problems: string[] } {
+  if (e.REDIS_CA_FILE === undefined) return { problems: [] };
+  if (!e.REDIS_URL.startsWith('rediss://'))
+    return { problems: ['REDIS_CA_FILE: REDIS_URL must start with rediss:// for TLS'] };
+  try {
+    return { ca: readFileSync(e.REDIS_CA_FILE, 'utf8'), problems: [] };
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? String(error);
+    return { problems: [`REDIS_CA_FILE: cannot read ${e.REDIS_CA_FILE} (${code})`] };
+  }
 }
 
 function storageProblems(e: Env): string[] {

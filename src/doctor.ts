@@ -53,7 +53,7 @@ export async function examine(env: NodeJS.ProcessEnv = process.env): Promise<Fin
         ? notNeeded('Maven', "the local broker's jars are fetched")
         : mavenFinding(env),
     postgresFinding(config.database),
-    redisFinding(config.redis.url),
+    redisFinding(config.redis.url, config.redis.ca),
     portFindings(config),
     kafkaProblem(createKafka(config.kafka, createLogger('silent')), config.kafka, 5000),
   ]);
@@ -255,13 +255,22 @@ async function postgresFinding(database: Config['database']): Promise<Finding> {
   };
 }
 
-async function redisFinding(url: string): Promise<Finding> {
-  const redis = createRedis(url);
+async function redisFinding(url: string, ca: string | undefined): Promise<Finding> {
+  let lastError: Error | undefined;
+  const redis = createRedis(url, (error) => (lastError = error), undefined, ca);
   try {
     if (await redisAnswers(redis)) return { subject: 'Redis', ok: true, detail: `answers at ${redact(url)}` };
   } finally {
     redis.disconnect();
   }
+  if (url.startsWith('rediss://'))
+    return {
+      subject: 'Redis',
+      ok: false,
+      detail:
+        `no answer over TLS at REDIS_URL (${redact(url)}${lastError ? `: ${lastError.message}` : ''}): ` +
+        'check that the server takes TLS on that port, and set REDIS_CA_FILE to the CA that signed its certificate',
+    };
   return machineRedisStartable(url)
     ? {
         subject: 'Redis',

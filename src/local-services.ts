@@ -9,7 +9,7 @@ import path from 'node:path';
 import type { Config } from './config.ts';
 import type { Logger } from './logger.ts';
 import { forEachReadableLine } from './child-output.ts';
-import { serverAnswers } from './store/database.ts';
+import { serverAnswers, serverProblem } from './store/database.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const EMBEDDED_PG_PORT = 54329;
@@ -39,7 +39,7 @@ export async function ensureLocalServices(config: Config, logger: Logger): Promi
     });
   }
   const databaseUrl = await ensurePostgres(config.database, log, stops);
-  await ensureRedis(config.redis.url, log);
+  await ensureRedis(config.redis.url, config.redis.ca, log);
   return {
     databaseUrl,
     stop: async () => {
@@ -64,7 +64,9 @@ async function ensurePostgres(
     if (await waitFor(() => serverAnswers(database.url), 10_000)) return database.url;
   }
   if (database.explicit)
-    throw new MissingPrerequisite(`PostgreSQL does not answer at DATABASE_URL (${redact(database.url)})`);
+    throw new MissingPrerequisite(
+      `PostgreSQL does not answer at DATABASE_URL (${redact(database.url)}): ${await serverProblem(database.url)}`,
+    );
 
   const url = `postgres://postgres:chorus@127.0.0.1:${EMBEDDED_PG_PORT}/chorus`;
   if (await serverAnswers(url)) return url; // an embedded server of an earlier run is still up
@@ -88,9 +90,9 @@ async function ensurePostgres(
   return url;
 }
 
-async function ensureRedis(url: string, log: Logger): Promise<void> {
+async function ensureRedis(url: string, ca: string | undefined, log: Logger): Promise<void> {
   const { createRedis, redisAnswers } = await import('./redis.ts');
-  const redis = createRedis(url);
+  const redis = createRedis(url, undefined, undefined, ca);
   try {
     if (await redisAnswers(redis)) return;
     if (!machineRedisStartable(url)) {

@@ -16,8 +16,11 @@ export function createRedis(
   url: string,
   onError: (error: Error) => void = () => undefined,
   commandTimeoutMs = PROBE_COMMAND_TIMEOUT_MS,
+  /** With `rediss://`: the PEM of the authorities to trust (REDIS_CA_FILE); unset, the system's. */
+  ca?: string,
 ): Redis {
   const redis = new Redis(url, {
+    ...(ca === undefined ? {} : { tls: { ca } }),
     lazyConnect: true,
     commandTimeout: commandTimeoutMs,
     maxRetriesPerRequest: 2,

@@ -141,6 +141,7 @@ export async function startChorus({
       config.redis.url,
       (err) => logger.debug({ err }, 'redis connection error'),
       config.redis.commandTimeoutMs,
+      config.redis.ca,
     );
     stops.push(() => redis.disconnect());
     // Readiness of this process: PostgreSQL; Redis where the edge uses it; Kafka, and every consumer

@@ -13,10 +13,24 @@ export async function serverProblem(databaseUrl: string): Promise<string | undef
     await client.connect();
     return undefined;
   } catch (error) {
-    return (error as Error).message || String((error as { code?: unknown }).code ?? error);
+    return withTlsHint((error as Error).message || String((error as { code?: unknown }).code ?? error));
   } finally {
     await client.end().catch(() => undefined);
   }
+}
+
+/**
+ * A refused connection's message, with what to put in DATABASE_URL when TLS is the cause: pg reads
+ * libpq's `sslmode`, `sslrootcert`, `sslcert` and `sslkey` from the URL.
+ */
+function withTlsHint(message: string): string {
+  if (/pg_hba\.conf.*no encryption/.test(message))
+    return `${message}: the server takes TLS only; add sslmode=verify-full&sslrootcert=<the CA file> to DATABASE_URL`;
+  if (/self[- ]signed certificate|unable to verify|unable to get local issuer/i.test(message))
+    return `${message}: the server's certificate is not trusted; add sslrootcert=<the CA file that signed it> to DATABASE_URL`;
+  if (/does not support SSL/i.test(message))
+    return `${message}: the server takes no TLS; remove sslmode from DATABASE_URL or turn TLS on in the server`;
+  return message;
 }
 
 export async function ensureDatabase(databaseUrl: string): Promise<void> {

@@ -57,6 +57,10 @@ export function ormOptions(databaseUrl: string, logger?: Logger, { timeouts = tr
     // that ends with its server is part of an outage the edge and processors already report once.
     driverOptions: {
       connection: {
+        // The whole URL, for pg to read as libpq would: MikroORM hands knex only its host, port,
+        // user, password and database, which would drop `sslmode`, `sslrootcert`, `sslcert` and
+        // `sslkey` (a managed PostgreSQL over TLS), and pg lets the URL's own values win.
+        connectionString: databaseUrl,
         connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
         ...limits,
         // A transaction left open by a process that hangs does not hold its locks for ever.

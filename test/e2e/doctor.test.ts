@@ -100,7 +100,10 @@ describe('chorus start points to chorus doctor', () => {
       LOG_LEVEL: 'warn',
     });
     assert.equal(result.code, 1);
-    assert.match(result.stderr, /^PostgreSQL does not answer at DATABASE_URL \(.*\)\n/);
+    assert.match(
+      result.stderr,
+      /^PostgreSQL does not answer at DATABASE_URL \(.*\): connect ECONNREFUSED [^\n]+\n/,
+    );
     assert.match(result.stderr, /Run `npx chorus doctor`/);
     assert.doesNotMatch(result.stderr, /\n\s+at /, 'no stack trace');
   });

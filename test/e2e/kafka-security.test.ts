@@ -5,7 +5,6 @@
 // only) stop `chorus start` within seconds with a line that names the setting, as `chorus doctor`
 // says too.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -14,6 +13,7 @@ import { loadConfig } from '../../src/config.ts';
 import { kafkaProblem } from '../../src/kafka/connection-problems.ts';
 import { createKafka } from '../../src/kafka/kafka.ts';
 import { createLogger } from '../../src/logger.ts';
+import { makeCertificates } from '../helpers/certificates.ts';
 import { call, startTestChorus, type RunningChorus } from '../helpers/chorus.ts';
 import { createTestWorld, type TestWorld } from '../helpers/env.ts';
 import { freePort, privateBroker, type PrivateBroker } from '../helpers/local-kafka.ts';
@@ -23,58 +23,6 @@ import { waitFor } from '../helpers/wait.ts';
 
 const USER = 'chorus';
 const PASSWORD = 'p4ss-w0rd';
-
-/** A CA, and a certificate it signed for 127.0.0.1 with its key (the broker's PEM key store). */
-function makeCertificates(dir: string): { ca: string; keystore: string } {
-  const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
-  openssl(
-    'req',
-    '-x509',
-    '-newkey',
-    'rsa:2048',
-    '-nodes',
-    '-keyout',
-    'ca.key',
-    '-out',
-    'ca.pem',
-    '-days',
-    '2',
-    '-subj',
-    '/CN=chorus-test-ca',
-  );
-  openssl(
-    'req',
-    '-newkey',
-    'rsa:2048',
-    '-nodes',
-    '-keyout',
-    'broker.key',
-    '-out',
-    'broker.csr',
-    '-subj',
-    '/CN=127.0.0.1',
-  );
-  writeFileSync(path.join(dir, 'san.cnf'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n');
-  openssl(
-    'x509',
-    '-req',
-    '-in',
-    'broker.csr',
-    '-CA',
-    'ca.pem',
-    '-CAkey',
-    'ca.key',
-    '-CAcreateserial',
-    '-out',
-    'broker.pem',
-    '-days',
-    '2',
-    '-extfile',
-    'san.cnf',
-  );
-  execFileSync('sh', ['-c', 'cat broker.key broker.pem > keystore.pem'], { cwd: dir });
-  return { ca: path.join(dir, 'ca.pem'), keystore: path.join(dir, 'keystore.pem') };
-}
 
 describe('Kafka over TLS and SASL, as managed clusters take it', () => {
   let dir: string;

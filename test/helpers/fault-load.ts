@@ -78,6 +78,8 @@ export interface LoadOptions {
 }
 
 const REQUEST_TIMEOUT_MS = 5_000;
+/** A hold-up of the client's event loop longer than this is its own stall (see longestWithout2xx). */
+const STALL_MS = 200;
 const RETRY_DELAY_MS = 1_000;
 /** After stop(), chains still waiting for an acknowledgement give up after this long. */
 const DRAIN_MS = 8_000;
@@ -103,11 +105,20 @@ export class FaultLoad {
   private ticker: NodeJS.Timeout | undefined;
   /** The client's own event loop, whose stalls a report shows beside unanswered requests. */
   private readonly loopDelay = monitorEventLoopDelay({ resolution: 20 });
+  /** When the client's own event loop was held up for over STALL_MS (it read no answer then). */
+  private readonly stalls: { from: number; to: number }[] = [];
+  private stallWatch: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: LoadOptions) {}
 
   start(): void {
     this.loopDelay.enable();
+    let tick = Date.now();
+    this.stallWatch = setInterval(() => {
+      const now = Date.now();
+      if (now - tick > STALL_MS) this.stalls.push({ from: tick, to: now });
+      tick = now;
+    }, 20);
     const began = Date.now();
     const chainsPerSecond = (this.options.responseWritesPerSecond ?? 100) / 3;
     const due = { chain: 0, display: 0, identify: 0 };
@@ -132,6 +143,7 @@ export class FaultLoad {
     this.stopping = true;
     this.drainUntil = Date.now() + DRAIN_MS;
     clearInterval(this.ticker);
+    clearInterval(this.stallWatch);
     while (this.running.size > 0) await Promise.all([...this.running]);
     this.loopDelay.disable();
   }
@@ -349,8 +361,9 @@ export class FaultLoad {
 
   /**
    * The longest time between two 2xx answers (ms) from `from` to `to` (the fault's window; by
-   * default the whole run): how long the service, to its clients, stopped taking writes, and when
-   * that ended.
+   * default the whole run), less the time the client's own event loop was held up meanwhile (it
+   * read no answer then, whatever the service did): how long the service, to its clients, stopped
+   * taking writes, and when that ended.
    */
   longestWithout2xx(from = 0, to = Infinity): { longest: number; endedAt: number } {
     const answered = [
@@ -362,11 +375,14 @@ export class FaultLoad {
       ...(to === Infinity ? [] : [to]),
     ].sort((a, b) => a - b);
     if (from === 0) answered.shift();
+    const stalled = (a: number, b: number) =>
+      this.stalls.reduce((sum, s) => sum + Math.max(0, Math.min(b, s.to) - Math.max(a, s.from)), 0);
     let longest = 0;
     let endedAt = 0;
     for (let i = 1; i < answered.length; i++) {
-      if (answered[i]! - answered[i - 1]! <= longest) continue;
-      longest = answered[i]! - answered[i - 1]!;
+      const gap = answered[i]! - answered[i - 1]! - stalled(answered[i - 1]!, answered[i]!);
+      if (gap <= longest) continue;
+      longest = gap;
       endedAt = answered[i]!;
     }
     return { longest, endedAt };

@@ -3,7 +3,7 @@
 // the tests run as root (PostgreSQL refuses to run as root).
 import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
-import { chmod, chown, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { chmod, chown, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os, { userInfo } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -30,6 +30,11 @@ export interface PrivatePostgres {
 export interface PrivatePostgresOptions {
   /** An empty or missing directory for the server's files (default: a new one under the temp dir). */
   dir?: string;
+  /**
+   * TLS only, as managed databases take it: the server's certificate and key (PEM files), and
+   * every TCP connection must use TLS (`hostssl` in pg_hba.conf).
+   */
+  tls?: { cert: string; key: string };
 }
 
 function binDir(): string {
@@ -74,7 +79,21 @@ export async function privatePostgres(options: PrivatePostgresOptions = {}): Pro
   const pg = (tool: string, args: string[]) => run(...command(tool, args));
 
   await pg('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8']);
-  const serverOptions = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200`;
+  let serverOptions = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200`;
+  if (options.tls) {
+    for (const [from, to] of [
+      [options.tls.cert, 'server.crt'],
+      [options.tls.key, 'server.key'],
+    ] as const) {
+      await writeFile(path.join(data, to), await readFile(from), { mode: 0o600 });
+      if (asRoot()) await run('chown', ['postgres:postgres', path.join(data, to)]);
+    }
+    serverOptions += ' -c ssl=on';
+    await writeFile(
+      path.join(data, 'pg_hba.conf'),
+      'local all all trust\nhostssl all all 127.0.0.1/32 trust\nhostssl all all ::1/128 trust\n',
+    );
+  }
   // A test process that ends without its `after` hook must not leave a server behind.
   const stopOnExit = () => stopPostgresSync(dir);
   process.once('exit', stopOnExit);
