@@ -3,7 +3,7 @@
 // words ("Connection error: …") or a retry loop that never ends. The common mistakes of a managed
 // cluster's first configuration: a wrong password, a CA that is not trusted, TLS on one side only.
 import type { Config } from '../config.ts';
-import type { Kafka } from './kafka.ts';
+import { kafkaFailure, type Kafka } from './kafka.ts';
 
 type KafkaConfig = Config['kafka'];
 
@@ -65,34 +65,12 @@ export function protocolOf(config: KafkaConfig): string {
   return `${config.sasl ? 'SASL_' : ''}${config.ssl ? 'SSL' : 'PLAINTEXT'}`;
 }
 
-/**
- * Asks the brokers to describe the cluster, once, within `timeoutMs`: undefined when they do, else
- * what stands in the way (describeKafkaProblem).
- */
+/** What stands in the way of the brokers (describeKafkaProblem), or undefined when they answer. */
 export async function kafkaProblem(
   kafka: Kafka,
   config: KafkaConfig,
   timeoutMs: number,
 ): Promise<string | undefined> {
-  const admin = kafka.admin({ retry: { retries: 0 } });
-  const check = (async () => {
-    await admin.connect();
-    await admin.describeCluster();
-  })();
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    await Promise.race([
-      check,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
-      }),
-    ]);
-    return undefined;
-  } catch (error) {
-    return describeKafkaProblem(error, config);
-  } finally {
-    clearTimeout(timer);
-    check.catch(() => undefined);
-    await admin.disconnect().catch(() => undefined);
-  }
+  const failure = await kafkaFailure(kafka, timeoutMs);
+  return failure === undefined ? undefined : describeKafkaProblem(failure, config);
 }

@@ -307,20 +307,32 @@ export async function deleteTopicsWithPrefix(kafka: Kafka, prefix: string): Prom
 
 /** True when a broker answers a metadata request within the timeout. */
 export async function kafkaAnswers(kafka: Kafka, timeoutMs: number): Promise<boolean> {
+  return (await kafkaFailure(kafka, timeoutMs)) === undefined;
+}
+
+/**
+ * Asks the brokers to describe the cluster, once: undefined when they do within `timeoutMs`, else
+ * why not (kafkajs' error, or the timeout's).
+ */
+export async function kafkaFailure(kafka: Kafka, timeoutMs: number): Promise<unknown> {
   const admin = kafka.admin({ retry: { retries: 0 } });
   const check = (async () => {
     await admin.connect();
     await admin.describeCluster();
-    return true;
   })();
+  let timer: NodeJS.Timeout | undefined;
   try {
-    return await Promise.race([
+    await Promise.race([
       check,
-      new Promise<boolean>((resolve) => setTimeout(resolve, timeoutMs, false).unref()),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+      }),
     ]);
-  } catch {
-    return false;
+    return undefined;
+  } catch (error) {
+    return error;
   } finally {
+    clearTimeout(timer);
     check.catch(() => undefined);
     await admin.disconnect().catch(() => undefined);
   }

@@ -15,10 +15,9 @@ import { createRedis, redisAnswers } from '../../src/redis.ts';
 import { ensureDatabase } from '../../src/store/database.ts';
 import { freePort } from '../helpers/local-kafka.ts';
 import { makeCertificates } from '../helpers/certificates.ts';
-import { call, startTestChorus } from '../helpers/chorus.ts';
+import { sendAndStoreResponse, startTestChorus } from '../helpers/chorus.ts';
 import { privatePostgres, type PrivatePostgres } from '../helpers/private-postgres.ts';
 import { runChorus } from '../helpers/process.ts';
-import { storedResponse } from '../helpers/store.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 describe('PostgreSQL over TLS only', () => {
@@ -47,17 +46,7 @@ describe('PostgreSQL over TLS only', () => {
     await ensureDatabase(databaseUrl);
     const app = await startTestChorus('e2e_postgres_tls', { env: { DATABASE_URL: databaseUrl } });
     try {
-      const { environmentId } = await app.createEnvironment();
-      const surveyId = await app.createSurvey({ environmentId });
-      const created = await call(app.baseUrl, 'POST', `/api/v1/client/${environmentId}/responses`, {
-        surveyId,
-        finished: true,
-        data: { q: 'over TLS' },
-      });
-      assert.equal(created.status, 200, JSON.stringify(created.body));
-      const stored = await waitFor(() => storedResponse(app.chorus.orm, created.body.data.id as string), {
-        what: 'the response stored',
-      });
+      const stored = await sendAndStoreResponse(app, { q: 'over TLS' });
       assert.deepEqual(stored.data, { q: 'over TLS' });
     } finally {
       await app.stop();

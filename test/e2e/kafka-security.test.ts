@@ -14,12 +14,10 @@ import { kafkaProblem } from '../../src/kafka/connection-problems.ts';
 import { createKafka } from '../../src/kafka/kafka.ts';
 import { createLogger } from '../../src/logger.ts';
 import { makeCertificates } from '../helpers/certificates.ts';
-import { call, startTestChorus, type RunningChorus } from '../helpers/chorus.ts';
+import { sendAndStoreResponse, startTestChorus, type RunningChorus } from '../helpers/chorus.ts';
 import { createTestWorld, type TestWorld } from '../helpers/env.ts';
 import { freePort, privateBroker, type PrivateBroker } from '../helpers/local-kafka.ts';
 import { runChorus } from '../helpers/process.ts';
-import { storedResponse } from '../helpers/store.ts';
-import { waitFor } from '../helpers/wait.ts';
 
 const USER = 'chorus';
 const PASSWORD = 'p4ss-w0rd';
@@ -88,18 +86,7 @@ describe('Kafka over TLS and SASL, as managed clusters take it', () => {
     let app: RunningChorus | undefined;
     try {
       app = await startTestChorus('e2e_kafka_sasl_ssl', { env: sasl('SCRAM-SHA-512', ports.saslSsl) });
-      const { environmentId } = await app.createEnvironment();
-      const surveyId = await app.createSurvey({ environmentId });
-      const created = await call(app.baseUrl, 'POST', `/api/v1/client/${environmentId}/responses`, {
-        surveyId,
-        finished: true,
-        data: { q: 'over TLS' },
-      });
-      assert.equal(created.status, 200, JSON.stringify(created.body));
-      const id = created.body.data.id as string;
-      const stored = await waitFor(() => storedResponse(app!.chorus.orm, id), {
-        what: 'the response stored',
-      });
+      const stored = await sendAndStoreResponse(app, { q: 'over TLS' });
       assert.deepEqual(stored.data, { q: 'over TLS' });
     } finally {
       await app?.stop();

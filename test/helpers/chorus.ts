@@ -5,6 +5,8 @@ import { createEnvironment, type CreatedEnvironment } from '../../src/store/envi
 import type { Plan } from '../../src/store/entities.ts';
 import { createSurvey, type NewSurvey } from '../../src/store/surveys.ts';
 import { createTestWorld, type TestWorld } from './env.ts';
+import { storedResponse } from './store.ts';
+import { waitFor } from './wait.ts';
 
 export interface RunningChorus {
   chorus: Chorus;
@@ -67,4 +69,23 @@ export async function call(
     // not JSON: the test sees the text and fails its assertion with it
   }
   return { status: response.status, headers: response.headers, body: parsed };
+}
+
+/**
+ * A finished response sent to a new environment's survey, as the widget sends it: resolves with
+ * its row once the processors stored it (the path edge → Kafka → processor → PostgreSQL works).
+ */
+export async function sendAndStoreResponse(app: RunningChorus, data: Record<string, unknown>) {
+  const { environmentId } = await app.createEnvironment();
+  const surveyId = await app.createSurvey({ environmentId });
+  const created = await call(app.baseUrl, 'POST', `/api/v1/client/${environmentId}/responses`, {
+    surveyId,
+    finished: true,
+    data,
+  });
+  if (created.status !== 200)
+    throw new Error(`POST answered ${created.status}: ${JSON.stringify(created.body)}`);
+  return waitFor(() => storedResponse(app.chorus.orm, created.body.data.id as string), {
+    what: 'the response stored',
+  });
 }
