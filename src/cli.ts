@@ -194,11 +194,13 @@ async function start(args: string[]): Promise<number> {
       process.send(report);
     });
   }, 1_000).unref();
-  await new Promise<void>((resolve) => {
-    const shutdown = () => {
+  // SIGTERM is a planned stop (Kubernetes, systemd, a rolling deploy): the edge drains first. A
+  // Ctrl-C stops at once.
+  const planned = await new Promise<boolean>((resolve) => {
+    const shutdown = (signal?: NodeJS.Signals) => {
       process.off('SIGINT', shutdown);
       process.off('SIGTERM', shutdown);
-      resolve();
+      resolve(signal === 'SIGTERM');
     };
     process.on('SIGINT', shutdown);
     process.on('SIGTERM', shutdown);
@@ -210,6 +212,7 @@ async function start(args: string[]): Promise<number> {
     }
   });
   clearInterval(reporting);
+  if (planned) await chorus.drain();
   await chorus.stop();
   // The channel to a parent would keep this process alive.
   if (process.connected) process.disconnect();

@@ -93,6 +93,15 @@ export const VARIABLES = {
       "It decides the IP address stored for surveys with IP capture: with `0` it is the socket's peer, " +
       'with `n` the entry `n` places from the right of the chain.',
   },
+  HTTP_DRAIN_S: {
+    schema: Type.Integer({ default: 5, minimum: 0, maximum: 300 }),
+    meaning:
+      'Seconds an edge stopped with SIGTERM keeps serving before it stops accepting connections: ' +
+      'its readiness (`/health/intake`, `/api/v2/health`) answers 503 and every answer closes its ' +
+      'connection, so that a load balancer takes it out of service before it goes. Make it at least ' +
+      "the balancer's check interval times the failures it waits for. A Ctrl-C (SIGINT) does not " +
+      'wait. See [Operations](operations.md#rolling-restarts).',
+  },
   WIDGET_ASSETS_DIR: {
     schema: Type.Optional(Type.String({ minLength: 1 })),
     meaning:
@@ -566,6 +575,8 @@ export interface Config {
     readonly host: string;
     readonly port: number;
     readonly trustedProxyHops: number;
+    /** HTTP_DRAIN_S: how long an edge stopped with SIGTERM goes on serving, unready, before it closes. */
+    readonly drainSeconds: number;
     /** Limits per `windowSeconds`, shared by every edge through Redis; 0 is no limit. */
     readonly rateLimit: RateLimitConfig;
     /** How long an `Idempotency-Key` of a POST is remembered (across edges, in Redis). */
@@ -728,6 +739,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       host: e.HOST,
       port: e.PORT,
       trustedProxyHops: e.TRUSTED_PROXY_HOPS,
+      drainSeconds: e.HTTP_DRAIN_S,
       rateLimit: {
         windowSeconds: e.RATE_LIMIT_WINDOW_S,
         clientPerEnvironment: e.RATE_LIMIT_CLIENT_PER_ENVIRONMENT,

@@ -11,6 +11,9 @@ const Checks = Type.Object({
   main_database: Type.Boolean(),
   cache_database: Type.Boolean(),
   event_log: Type.Boolean(),
+  shutting_down: Type.Optional(
+    Type.Literal(true, { description: 'Present while the process is stopping (SIGTERM): it answers 503' }),
+  ),
 });
 
 export function healthRoutes(readiness: Readiness): Route[] {
@@ -33,7 +36,10 @@ export function healthRoutes(readiness: Readiness): Route[] {
           'Readiness: whether PostgreSQL, Redis and Kafka answer (checked in the background every second)',
         replies: {
           200: data(Checks, 'Every dependency answers'),
-          503: data(Checks, 'A dependency does not answer: the one that is `false`'),
+          503: data(
+            Checks,
+            'A dependency does not answer (the one that is `false`), or the process is stopping',
+          ),
         },
         errors: [],
       },
@@ -48,7 +54,10 @@ export function healthRoutes(readiness: Readiness): Route[] {
           'Needs Kafka only: the edge answers client writes from its caches through a PostgreSQL outage, and goes on without Redis. The body shows every dependency, as `/api/v2/health` does.',
         replies: {
           200: data(Checks, 'Kafka answers: writes are taken (the body shows every dependency)'),
-          503: data(Checks, 'Kafka does not answer: writes are answered 503'),
+          503: data(
+            Checks,
+            'Kafka does not answer (writes are answered 503), or the edge is stopping (`shutting_down`)',
+          ),
         },
         errors: [],
       },

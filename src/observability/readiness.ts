@@ -25,7 +25,7 @@ type Check = 'main_database' | 'cache_database' | 'event_log';
 
 export interface ReadinessReply {
   status: number;
-  body: { data: Record<Check, boolean> };
+  body: { data: Record<Check, boolean> & { shutting_down?: true } };
 }
 
 export interface Readiness {
@@ -33,6 +33,11 @@ export interface Readiness {
   current(): ReadinessReply | Promise<ReadinessReply>;
   /** The same body; 200 while Kafka answers, whatever PostgreSQL, Redis and the consumers do. */
   intake(): ReadinessReply | Promise<ReadinessReply>;
+  /**
+   * From now on both answer 503, with `shutting_down: true` in the body: the process is about to
+   * stop, and a load balancer should send it nothing more.
+   */
+  drain(): void;
   stop(): void;
 }
 
@@ -66,6 +71,7 @@ export function watchReadiness(checks: HealthChecks, options: ReadinessOptions =
   };
 
   let latest: Round | undefined;
+  let draining = false;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   const round = async (): Promise<Round> => {
@@ -74,9 +80,14 @@ export function watchReadiness(checks: HealthChecks, options: ReadinessOptions =
     return latest;
   };
   const first = round();
+  const answer = (reply: ReadinessReply): ReadinessReply =>
+    draining ? { status: 503, body: { data: { ...reply.body.data, shutting_down: true } } } : reply;
   return {
-    current: () => latest?.all ?? first.then((r) => r.all),
-    intake: () => latest?.intake ?? first.then((r) => r.intake),
+    current: () => (latest ? answer(latest.all) : first.then((r) => answer(r.all))),
+    intake: () => (latest ? answer(latest.intake) : first.then((r) => answer(r.intake))),
+    drain: () => {
+      draining = true;
+    },
     stop: () => {
       stopped = true;
       clearTimeout(timer);

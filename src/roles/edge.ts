@@ -48,6 +48,8 @@ export interface EdgeDeps {
   version: string;
   metrics?: Metrics;
   http: Config['http'];
+  /** KAFKA_ACK_TIMEOUT_MS: the longest a write waits for Kafka before it is answered. */
+  ackTimeoutMs: number;
   integrations: Config['integrations'];
   /** The store file uploads are presigned for; undefined: uploads answer "not configured". */
   storage: Config['storage'];
@@ -71,8 +73,18 @@ export interface RunningEdge {
   port: number;
   /** What serves HTTP: a uWebSockets.js build, or `node:http` (edge/http/server.ts). */
   httpAdapter: string;
+  /**
+   * Before a planned stop (SIGTERM): readiness answers 503 and every answer closes its
+   * connection, while the edge goes on serving for HTTP_DRAIN_S, so that a load balancer takes
+   * it out of service before it stops listening.
+   */
+  drain(): Promise<void>;
+  /** Stops listening and waits for the answers in flight (at most ANSWERS_GRACE_MS past the ack timeout). */
   stop(): Promise<void>;
 }
+
+/** What a request in flight may take beyond Kafka's acknowledgement deadline when the edge stops. */
+const ANSWERS_GRACE_MS = 3_000;
 
 export async function startEdge(deps: EdgeDeps): Promise<RunningEdge> {
   const { orm, logger } = deps;
@@ -241,8 +253,15 @@ export async function startEdge(deps: EdgeDeps): Promise<RunningEdge> {
   return {
     port: server.port,
     httpAdapter: server.adapter,
+    drain: async () => {
+      deps.readiness.drain();
+      server.closeEachConnection();
+      log.info({ seconds: deps.http.drainSeconds }, 'edge draining: unready, serving until it closes');
+      await new Promise((resolve) => setTimeout(resolve, deps.http.drainSeconds * 1_000));
+    },
     stop: async () => {
-      server.close();
+      const unanswered = await server.close(deps.ackTimeoutMs + ANSWERS_GRACE_MS);
+      if (unanswered > 0) log.warn({ unanswered }, 'edge closed with requests still unanswered');
       await peers?.leave(); // what it held back is shared now
       await surveyChanges.stop();
     },

@@ -52,6 +52,8 @@ export interface Chorus {
   demo: DemoEnvironment | undefined;
   /** This process's readiness (what /api/v2/health answers). */
   readiness: Readiness;
+  /** Before a planned stop (SIGTERM), the edge's drain (RunningEdge.drain); nothing without the edge. */
+  drain(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -227,11 +229,13 @@ export async function startChorus({
 
     let port: number | undefined;
     let httpAdapter: string | undefined;
+    let drain = async () => {};
     if (servesEdge) {
       const { startEdge } = await import('./edge.ts');
       const edge = await startEdge({
         version: VERSION,
         http: config.http,
+        ackTimeoutMs: config.kafka.ackTimeoutMs,
         integrations: config.integrations,
         storage: config.storage,
         metrics,
@@ -245,12 +249,25 @@ export async function startChorus({
       });
       port = edge.port;
       httpAdapter = edge.httpAdapter;
+      drain = () => edge.drain();
       // Stop taking requests first; in-flight ones finish while the publisher drains.
       stops.push(() => edge.stop());
     }
 
     logger.info({ role, port, httpAdapter }, 'chorus started');
-    return { config, databaseUrl, logger, orm, port, httpAdapter, metricsPort, demo, readiness, stop };
+    return {
+      config,
+      databaseUrl,
+      logger,
+      orm,
+      port,
+      httpAdapter,
+      metricsPort,
+      demo,
+      readiness,
+      drain,
+      stop,
+    };
   } catch (error) {
     await stop();
     throw error;

@@ -161,6 +161,7 @@ describe('the Kubernetes manifests', () => {
     const exporter = await serveMetrics(createMetrics(), '127.0.0.1', 0, {
       current: () => ready,
       intake: () => ready,
+      drain: () => undefined,
       stop: () => undefined,
     });
     try {

@@ -17,6 +17,7 @@ import { call } from '../helpers/chorus.ts';
 import { createTestWorld } from '../helpers/env.ts';
 import { nodeRuntime, runBounded, type NodeRuntime } from '../helpers/node-runtime.ts';
 import { startChorusProcess } from '../helpers/process.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 /**
  * Each step is bounded, and all of them within the runner's 180 s per file (with the fetch's 45 s):
@@ -76,14 +77,17 @@ export function nodeRuntimeSuite(major: number): void {
           try {
             const [, base = '', adapter = ''] = chorus.match;
             t.diagnostic(`Node ${node.version} serves HTTP through ${adapter}`);
-            const fallbacks = chorus
-              .output()
-              .split('\n')
-              .filter((line) => line.includes('no uWebSockets.js build loads'));
+            const fallbacks = () =>
+              chorus
+                .output()
+                .split('\n')
+                .filter((line) => line.includes('no uWebSockets.js build loads'));
             if (adapter === 'node:http') {
+              // The logger writes asynchronously: the warning may follow the "serving on" line.
+              await waitFor(() => fallbacks().length > 0, { what: 'the fallback warning', timeoutMs: 5_000 });
               // Said once, as a warning naming the Node version and what each build lacks.
-              assert.equal(fallbacks.length, 1, chorus.output());
-              const warning = JSON.parse(fallbacks[0]!) as { level: number; msg: string };
+              assert.equal(fallbacks().length, 1, chorus.output());
+              const warning = JSON.parse(fallbacks()[0]!) as { level: number; msg: string };
               assert.equal(warning.level, 40);
               assert.match(
                 warning.msg,
@@ -92,7 +96,7 @@ export function nodeRuntimeSuite(major: number): void {
               assert.match(warning.msg, /serving HTTP through node:http instead \(slower\)$/);
             } else {
               assert.match(adapter, /^@(trufflesuite|btc-vision)\//);
-              assert.equal(fallbacks.length, 0);
+              assert.equal(fallbacks().length, 0);
             }
 
             const health = await call(base, 'GET', '/health');

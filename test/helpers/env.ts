@@ -41,6 +41,9 @@ export async function createTestWorld(name: string, overrides: NodeJS.ProcessEnv
       RATE_LIMIT_CLIENT_PER_ADDRESS: '0',
       RATE_LIMIT_MANAGEMENT_PER_KEY: '0',
       RATE_LIMIT_UNKNOWN_KEY_PER_ADDRESS: '0',
+      // A process a test stops with SIGTERM stops at once, without an edge's drain (a test of
+      // the drain sets it: test/faults/rolling-deploy.test.ts).
+      HTTP_DRAIN_S: '0',
       ...overrides,
     },
     cleanup: async () => {

@@ -234,6 +234,8 @@ export function faultEnv({
     HOST: '127.0.0.1',
     PORT: String(port),
     LOG_LEVEL: 'info',
+    // Stopped at the end of a test without an edge's drain (rolling-deploy.test.ts sets one).
+    HTTP_DRAIN_S: '0',
     // One test client sends the whole load from one address: the per-address limit would turn it
     // into 429s. The per-environment limit stays at its default.
     RATE_LIMIT_CLIENT_PER_ADDRESS: '0',
@@ -305,13 +307,20 @@ export async function faultCluster({
   return cluster;
 }
 
-/** Environments (enterprise: identifies need it), each with one survey taking responses. */
-export async function createTenants(databaseUrl: string, label: string, count = 3): Promise<Tenant[]> {
+/**
+ * Environments (enterprise: identifies need it), each with one survey taking responses and its
+ * management API key.
+ */
+export async function createTenants(
+  databaseUrl: string,
+  label: string,
+  count = 3,
+): Promise<(Tenant & { apiKey: string })[]> {
   const orm: Orm = await openStore(databaseUrl, createLogger('fatal'));
   try {
-    const tenants: Tenant[] = [];
+    const tenants: (Tenant & { apiKey: string })[] = [];
     for (let i = 0; i < count; i++) {
-      const { environmentId } = await createEnvironment(orm.em.fork(), {
+      const { environmentId, apiKey } = await createEnvironment(orm.em.fork(), {
         plan: 'enterprise',
         name: `${label}-${i}`,
       });
@@ -320,7 +329,7 @@ export async function createTenants(databaseUrl: string, label: string, count = 
         status: 'inProgress',
         questions: QUESTIONS,
       });
-      tenants.push({ environmentId, surveyId: survey.id });
+      tenants.push({ environmentId, surveyId: survey.id, apiKey });
     }
     return tenants;
   } finally {

@@ -25,6 +25,12 @@ export interface SupervisedRole {
   ready(timeoutMs?: number): Promise<void>;
   /** SIGKILL, as a machine failure would; the supervisor starts it again. */
   kill9(): Promise<void>;
+  /**
+   * A rolling restart's step, as Kubernetes does it: SIGTERM, then SIGKILL if the process has not
+   * ended within `graceMs`. The supervisor starts it again (not counted in `exits`). Resolves once
+   * it ended, with how long that took and how (an exit code, or the signal that ended it).
+   */
+  terminate(graceMs: number): Promise<{ ms: number; ended: string }>;
   /** Lines of the log that match, for diagnostics. */
   grep(pattern: RegExp): string[];
   stop(): Promise<void>;
@@ -69,6 +75,7 @@ export function superviseRole(
   let child: ChildProcess | undefined;
   let started = false;
   let stopping = false;
+  let terminating = false;
   let starts = 0;
   const exits: string[] = [];
   let restartTimer: NodeJS.Timeout | undefined;
@@ -108,8 +115,12 @@ export function superviseRole(
     spawned.once('exit', (code, signal) => {
       if (child === spawned) child = undefined;
       if (stopping) return;
-      exits.push(signal ?? `exit ${code}`);
       log.write(`\n--- supervisor: ${role} ended (${signal ?? code}); starting it again\n`);
+      if (terminating) {
+        terminating = false;
+        return start();
+      }
+      exits.push(signal ?? `exit ${code}`);
       restartTimer = setTimeout(start, RESTART_DELAY_MS);
     });
   };
@@ -134,6 +145,21 @@ export function superviseRole(
       const ended = new Promise<void>((resolve) => running.once('exit', () => resolve()));
       running.kill('SIGKILL');
       await ended;
+    },
+    terminate: async (graceMs) => {
+      const running = child;
+      if (!running) throw new Error(`${role} is not running`);
+      const at = Date.now();
+      const ended = new Promise<string>((resolve) =>
+        running.once('exit', (code, signal) => resolve(signal ?? `exit ${code}`)),
+      );
+      terminating = true;
+      log.write(`\n--- supervisor: SIGTERM to ${role}\n`);
+      running.kill('SIGTERM');
+      const killer = setTimeout(() => running.kill('SIGKILL'), graceMs);
+      const how = await ended;
+      clearTimeout(killer);
+      return { ms: Date.now() - at, ended: how };
     },
     grep: (pattern) => lines.filter((line) => pattern.test(line)),
     stop: async () => {

@@ -23,6 +23,7 @@ import {
   type HttpServer,
   type ServerOptions,
 } from './types.ts';
+import { InFlight } from './in-flight.ts';
 
 /** uWS closes a connection that sends nothing for 10 s (while a head or body is due, or idle). */
 const IDLE_MS = 10_000;
@@ -41,6 +42,8 @@ export function listenWithNode(options: ServerOptions): Promise<HttpServer> {
    * them (the body of a request refused for its Transfer-Encoding), which must not be answered.
    */
   const closing = new WeakSet<Duplex>();
+  const inFlight = new InFlight();
+  const draining = { closeEachConnection: false };
   const server = createServer(
     {
       headersTimeout: IDLE_MS,
@@ -50,13 +53,13 @@ export function listenWithNode(options: ServerOptions): Promise<HttpServer> {
       // uWS serves a request without Host; node:http would answer its own plain-text 400.
       requireHostHeader: false,
     },
-    (req, res) => serve(req, res, options, closing),
+    (req, res) => serve(req, res, options, { closing, inFlight, draining }),
   );
   // A head with `Expect: 100-continue`: answered 413 without `100 Continue` when its body is
   // over the cap (the client then need not send it), else told to go on.
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
     if (declaredLength(req) <= MAX_BODY_BYTES) res.writeContinue();
-    serve(req, res, options, closing);
+    serve(req, res, options, { closing, inFlight, draining });
   });
   server.on('clientError', (error: Error & { code?: string; reason?: string }, socket: Duplex) => {
     if (!closing.has(socket)) refuseUnparsable(error, socket, options);
@@ -67,29 +70,44 @@ export function listenWithNode(options: ServerOptions): Promise<HttpServer> {
       server.off('error', reject);
       resolve({
         port: (server.address() as AddressInfo).port,
-        close: () => {
+        closeEachConnection: () => {
+          draining.closeEachConnection = true;
+        },
+        close: async (timeoutMs) => {
           server.close();
           // Kept-alive connections with no request in flight would otherwise hold the close.
           server.closeIdleConnections();
+          const unanswered = await inFlight.settled(timeoutMs);
+          server.closeAllConnections();
+          return unanswered;
         },
       });
     });
   });
 }
 
+/** What the requests of one server share. */
+interface Serving {
+  closing: WeakSet<Duplex>;
+  inFlight: InFlight;
+  draining: { closeEachConnection: boolean };
+}
+
 function serve(
   req: IncomingMessage,
   res: ServerResponse,
   options: ServerOptions,
-  closing: WeakSet<Duplex>,
+  { closing, inFlight, draining }: Serving,
 ): void {
   // `open` while the handler may still answer; `discarding` after a 413 while the rest of the body
   // is being dropped; `done` once answered in full or the client is gone.
   let state: 'open' | 'discarding' | 'done' = 'open';
   let closeTimer: NodeJS.Timeout | undefined;
   let idleTimer: NodeJS.Timeout | undefined;
+  const finished = inFlight.begin();
   const settle = () => {
     state = 'done';
+    finished();
     clearTimeout(closeTimer);
     clearTimeout(idleTimer);
   };
@@ -131,6 +149,7 @@ function serve(
   };
   const send = (reply: HttpReply, closeConnection = false) => {
     if (state !== 'open' || res.destroyed) return;
+    closeConnection ||= draining.closeEachConnection;
     const body = bodyOf(reply);
     writeHead(reply, body.length, closeConnection); // throws on a header value with a line break
     state = 'done'; // answer once

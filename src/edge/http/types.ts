@@ -30,8 +30,17 @@ export const MAX_BODY_BYTES = 2 * 1024 * 1024;
 /** A listening adapter (uws-server.ts or node-server.ts). */
 export interface HttpServer {
   port: number;
-  /** Stops accepting connections; requests in flight are still answered. */
-  close(): void;
+  /**
+   * From now on every answer closes its connection (`Connection: close`): a client or a load
+   * balancer holding a kept-alive connection opens its next one, to another edge, rather than
+   * sending on one this edge is about to close (a request lost in that race could not be retried).
+   */
+  closeEachConnection(): void;
+  /**
+   * Stops accepting connections; resolves once no request is in flight (each answered, or its
+   * client gone), or after `timeoutMs` with how many were still in flight.
+   */
+  close(timeoutMs: number): Promise<number>;
 }
 
 /** What the edge gives an adapter: the same for every adapter, so they answer alike. */

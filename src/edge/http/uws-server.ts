@@ -23,6 +23,7 @@ import {
   type ServerOptions,
 } from './types.ts';
 import type { Uws } from './uws-builds.ts';
+import { InFlight } from './in-flight.ts';
 
 /**
  * uWS 20.30 collects what is written while it parses in a 16 KiB cork buffer, and a connection it
@@ -37,14 +38,18 @@ const DIGITS = /^[0-9]+$/;
 
 export async function listenWithUws(uWS: Uws, options: ServerOptions): Promise<HttpServer> {
   const app = uWS.App();
+  const inFlight = new InFlight();
+  let closeEachConnection = false;
   app.any('/*', (res, req) => {
     // `open` while the handler may still answer; `discarding` after a 413 while the rest of the
     // body is being dropped; `done` once answered in full or aborted (res must not be touched).
     let state: 'open' | 'discarding' | 'done' = 'open';
+    const finished = inFlight.begin();
     /** Set once a 413 is written: closes the connection at the latest DISCARD_MS later. */
     let closeTimer: NodeJS.Timeout | undefined;
     res.onAborted(() => {
       state = 'done';
+      finished();
       clearTimeout(closeTimer);
     });
 
@@ -86,7 +91,9 @@ export async function listenWithUws(uWS: Uws, options: ServerOptions): Promise<H
      */
     const send = (reply: HttpReply, closeConnection = false, flush = false) => {
       if (state !== 'open') return;
+      closeConnection ||= closeEachConnection;
       state = 'done'; // answer once
+      finished();
       let body = Buffer.isBuffer(reply.body)
         ? reply.body // sent as it is (the widget bundles)
         : reply.body === undefined
@@ -116,6 +123,7 @@ export async function listenWithUws(uWS: Uws, options: ServerOptions): Promise<H
       clearTimeout(closeTimer);
       if (state === 'done') return;
       state = 'done';
+      finished();
       res.close();
     };
     /**
@@ -217,7 +225,17 @@ export async function listenWithUws(uWS: Uws, options: ServerOptions): Promise<H
       if (!socket) return reject(new Error(`cannot listen on ${options.host}:${options.port}`));
       resolve({
         port: uWS.us_socket_local_port(socket),
-        close: () => uWS.us_listen_socket_close(socket),
+        closeEachConnection: () => {
+          closeEachConnection = true;
+        },
+        close: async (timeoutMs) => {
+          uWS.us_listen_socket_close(socket);
+          const unanswered = await inFlight.settled(timeoutMs);
+          // Kept-alive connections would hold the process until uWS's idle timeout (10 s). uWS
+          // 20.30's typings lack `close`, but its App has it: every socket is closed.
+          (app as unknown as { close(): void }).close();
+          return unanswered;
+        },
       });
     });
   });
