@@ -21,8 +21,11 @@ if (noBrowser) console.error(noBrowser);
 const named = process.argv.slice(2);
 // test/ first: its end-to-end files take up to minutes each and src/'s seconds, so the short ones fill
 // the lanes at the end instead of one long file running alone there.
-const files = named.length > 0 ? named : [...testFiles('test'), ...testFiles('src')];
-const isFaultScenario = (file: string) => file.startsWith('test/faults/');
+// test/long/ (scenarios of minutes each) runs only when named: `npm run test:long`.
+const isLong = (file: string) => file.startsWith('test/long/');
+const files =
+  named.length > 0 ? named : [...testFiles('test'), ...testFiles('src')].filter((f) => !isLong(f));
+const isFaultScenario = (file: string) => file.startsWith('test/faults/') || isLong(file);
 
 // The tests use these servers; each file creates its own database and topics on them.
 process.env.CHORUS_TEST_DATABASE_URL = local.databaseUrl;
