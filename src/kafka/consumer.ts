@@ -267,7 +267,11 @@ export async function runConsumer(
       // resolveOffset moves this consumer's fetch position past the batch; the commit makes it durable.
       payload.resolveOffset(batch.lastOffset());
       const next = (BigInt(batch.lastOffset()) + 1n).toString();
-      await consumer.commitOffsets([{ topic: batch.topic, partition: batch.partition, offset: next }]);
+      await consumer
+        .commitOffsets([{ topic: batch.topic, partition: batch.partition, offset: next }])
+        .catch((error: unknown) => {
+          throw groupChange(error) ?? error;
+        });
       return true;
     });
     if (!committed) return;
@@ -299,3 +303,23 @@ export async function runConsumer(
     },
   };
 }
+
+/**
+ * The commit was refused because the group is changing under this member: a coordinator that moved
+ * (its broker stopped or was lost), a rebalance, or a session that expired. kafkajs' commit wraps
+ * that answer in an error its consumer loop does not recognise, and would crash the consumer; the
+ * answer itself, thrown from the batch, makes the loop join the group again. The batch is not
+ * committed, and the partition's next owner applies it again, which is harmless.
+ */
+function groupChange(error: unknown): Error | undefined {
+  const cause = (error as { cause?: { type?: unknown } } | null)?.cause;
+  return typeof cause?.type === 'string' && GROUP_CHANGES.has(cause.type) ? (cause as Error) : undefined;
+}
+
+const GROUP_CHANGES = new Set([
+  'NOT_COORDINATOR_FOR_GROUP',
+  'GROUP_COORDINATOR_NOT_AVAILABLE',
+  'REBALANCE_IN_PROGRESS',
+  'ILLEGAL_GENERATION',
+  'UNKNOWN_MEMBER_ID',
+]);

@@ -5,8 +5,8 @@
 // in flight at a time, so order per key is kept; what arrives meanwhile is the next batch, sent as
 // soon as the flight ends, so batches grow with load and the broker is never left waiting. A caller's promise resolves only after the broker acknowledged the
 // batch holding its event; it rejects with `unavailable` when Kafka failed or did not answer within
-// `ackTimeoutMs`. After a failure the producer is replaced, so a broker that comes back is used
-// again without a restart.
+// `ackTimeoutMs`. The producer is kept through failures (kafkajs reconnects and follows leaders);
+// one that could not connect is replaced by the next batch's.
 //
 // Size: the broker refuses a record batch larger than the topic's `max.message.bytes`
 // (MAX_EVENT_BYTES), and with it every event of that batch and partition. So an event that cannot
@@ -194,7 +194,6 @@ export class Publisher {
         { err: cause, events: batch.length, outcomeUnknown: unknown },
         'kafka write failed; answering unavailable',
       );
-      this.replaceProducer(producer);
       failure = unavailable('The event log', cause);
     } finally {
       clearTimeout(timeout);
@@ -207,10 +206,10 @@ export class Publisher {
   }
 
   private currentProducer(): Promise<Producer> {
-    this.producer ??= (async () => {
+    if (this.producer) return this.producer;
+    const connecting = (async () => {
       // Retries fill the time a caller waits for its answer and no more: a broker that hiccups
-      // (a leader moving, a busy controller) costs no 503, and a producer that failed is discarded,
-      // so its sequence numbers never matter again.
+      // (a leader moving, a busy controller) costs no 503.
       const producer = this.kafka.producer({
         idempotent: true,
         maxInFlightRequests: 1,
@@ -227,7 +226,14 @@ export class Publisher {
       await producer.connect();
       return producer;
     })();
-    return this.producer;
+    // Only a producer that could not connect is replaced (the next batch connects anew). One that
+    // did is kept through failed sends: kafkajs refreshes its metadata as leaders move, and its
+    // send asks for a new producer id after a failure (send-messages.ts). A new producer would
+    // connect from scratch, and a broker that is frozen, not gone, holds each new connection for a
+    // whole request timeout (30 s without a 2xx while one was stopped with SIGSTOP for 30 s).
+    connecting.catch(() => this.replaceProducer(connecting));
+    this.producer = connecting;
+    return connecting;
   }
 
   private replaceProducer(failed: Promise<Producer>): void {

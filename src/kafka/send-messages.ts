@@ -145,21 +145,28 @@ export function createSendMessages({ logger, cluster, partitioner, eosManager, r
 
   // A producer's sends go one at a time: a send's sequence numbers are taken at its first attempt,
   // so a later send's batch reaching a broker first would be refused as out of order. (Chorus'
-  // publisher sends one batch at a time anyway.)
+  // publisher hands over the next batch once the one before was answered, which may be at its
+  // deadline, while the send's last attempt is still out: the next waits for it here.)
   return function sendMessages(args: SendArgs): Promise<PartitionAck[]> {
-    const result = previous.then(() => sendOnce(args));
+    // The send's time runs from now: one that waited behind an earlier send has only what is left.
+    const giveUpAt = Date.now() + args.timeout;
+    const result = previous.then(() => sendOnce(args, giveUpAt));
     previous = result.catch(() => undefined);
     return result;
   };
 
-  async function sendOnce({ acks, timeout, compression, topicMessages }: SendArgs): Promise<PartitionAck[]> {
+  async function sendOnce(
+    { acks, timeout, compression, topicMessages }: SendArgs,
+    giveUpAt: number,
+  ): Promise<PartitionAck[]> {
+    // Its caller has been told it failed: sent now, it would be written all the same.
+    if (Date.now() >= giveUpAt) throw new Error(`not sent: its turn did not come within ${timeout} ms`);
     const idempotent = eosManager.isInitialized() && !eosManager.isTransactional();
     if (idempotent && sequencesSpent) {
       await eosManager.initProducerId();
       sequencesSpent = false;
     }
     const topics = topicMessages.map(({ topic }) => topic);
-    const giveUpAt = Date.now() + timeout;
     let batches: PartitionBatch[] | undefined;
     let outcomeUnknown = false;
     /** The last attempt failed in a way that may mean the metadata is out of date. */

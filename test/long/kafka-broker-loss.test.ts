@@ -54,7 +54,7 @@ describe('long faults: a broker of a 3-node Kafka cluster lost under load', () =
     const admin = kafka.admin();
     await admin.connect();
     await admin
-      .createTopics({ waitForLeaders: true, topics: [{ topic: 'loss.paced', numPartitions: 12 }] })
+      .createTopics({ waitForLeaders: false, topics: [{ topic: 'loss.paced', numPartitions: 12 }] })
       .finally(() => admin.disconnect());
   });
   after(async () => {
