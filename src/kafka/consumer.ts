@@ -305,15 +305,22 @@ export async function runConsumer(
 }
 
 /**
- * The commit was refused because the group is changing under this member: a coordinator that moved
- * (its broker stopped or was lost), a rebalance, or a session that expired. kafkajs' commit wraps
+ * The commit failed because the group is changing under this member: a coordinator that moved or
+ * whose broker is gone, a rebalance, or a session that expired. kafkajs' commit wraps
  * that answer in an error its consumer loop does not recognise, and would crash the consumer; the
  * answer itself, thrown from the batch, makes the loop join the group again. The batch is not
  * committed, and the partition's next owner applies it again, which is harmless.
  */
 function groupChange(error: unknown): Error | undefined {
-  const cause = (error as { cause?: { type?: unknown } } | null)?.cause;
-  return typeof cause?.type === 'string' && GROUP_CHANGES.has(cause.type) ? (cause as Error) : undefined;
+  const cause = (error as { cause?: { type?: unknown; name?: unknown; message?: unknown } } | null)?.cause;
+  if (typeof cause?.type === 'string' && GROUP_CHANGES.has(cause.type)) return cause as Error;
+  // The coordinator's broker left the cluster (killed, lost): kafkajs looks for it by its id and
+  // gives up. Told as the coordinator having moved, the loop finds the new one as it joins again.
+  if (cause?.name === 'KafkaJSBrokerNotFound')
+    return Object.assign(new Error(`the group coordinator is gone: ${String(cause.message)}`), {
+      type: 'NOT_COORDINATOR_FOR_GROUP',
+    });
+  return undefined;
 }
 
 const GROUP_CHANGES = new Set([
