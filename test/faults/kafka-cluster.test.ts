@@ -190,6 +190,11 @@ describe('faults: a 3-node Kafka cluster restarted one broker at a time', () => 
       );
       assertSurvived(result);
       assert.equal(report.status503, 0, 'writes answered 503');
+      assert.equal(
+        report.consumerCrashes,
+        0,
+        'the processors applied from the moving leaders without a crash',
+      );
       // Kafka itself kept a client without an acknowledgement for 0.4–0.55 s here, Chorus its
       // clients without a 2xx for 1.0–1.6 s: the publisher keeps one batch in flight, so a batch that
       // waits for a partition's new leader holds up every request behind it. Until it stops doing
