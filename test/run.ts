@@ -35,7 +35,7 @@ process.chdir(root);
 
 let failed = false;
 const events = inPhases([
-  { files: files.filter((f) => !isFaultScenario(f)), concurrency: 5 },
+  { files: files.filter((f) => !isFaultScenario(f)), concurrency: 3 },
   { files: files.filter(isFaultScenario), concurrency: 1 },
 ]);
 await new Promise<void>((resolve, reject) => {

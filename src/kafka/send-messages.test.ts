@@ -20,7 +20,7 @@ interface Produced {
 
 /** A cluster of brokers 1 and 2 over partitions 0–3; `answer` decides each Produce request's fate. */
 function fakeProducer(
-  answer: (request: Produced, attempt: number) => 'ok' | Error,
+  answer: (request: Produced, attempt: number) => 'ok' | Error | Promise<'ok' | Error>,
   leaders: number[],
   retry: object = { retries: 5, initialRetryTime: 1, maxRetryTime: 2 },
 ) {
@@ -48,7 +48,7 @@ function fakeProducer(
             })),
           };
           produced.push(request);
-          const fate = answer(request, produced.length);
+          const fate = await answer(request, produced.length);
           if (fate !== 'ok') throw fate;
           return {
             topics: [
@@ -187,4 +187,16 @@ test('a partition whose new leader the metadata names already is sent there at o
     produced.at(-1)!.partitions.map((p) => p.partition),
     [0, 2],
   );
+});
+
+test('a send whose turn comes after its timeout, behind a slow one, is not sent at all', async () => {
+  const { send, produced } = fakeProducer(
+    () => new Promise<'ok'>((resolve) => setTimeout(() => resolve('ok'), 60)),
+    [1, 1, 1, 1],
+  );
+  const slow = send({ acks: -1, timeout: 5_000, topicMessages: [{ topic: 't', messages: messages(0) }] });
+  const queued = send({ acks: -1, timeout: 20, topicMessages: [{ topic: 't', messages: messages(1) }] });
+  await assert.rejects(queued, /not sent/);
+  await slow;
+  assert.equal(produced.length, 1, 'only the first send reached a broker');
 });

@@ -147,10 +147,20 @@ export function createSendMessages({ logger, cluster, partitioner, eosManager, r
   // so a later send's batch reaching a broker first would be refused as out of order. (Chorus'
   // publisher hands over the next batch once the one before was answered, which may be at its
   // deadline, while the send's last attempt is still out: the next waits for it here.)
+  let running = 0;
   return function sendMessages(args: SendArgs): Promise<PartitionAck[]> {
-    // The send's time runs from now: one that waited behind an earlier send has only what is left.
+    // The send's time runs from now: one that waits behind an earlier send has only what is left,
+    // and none if its turn comes after its timeout (its caller has been told it failed: sent then,
+    // it would be written all the same).
     const giveUpAt = Date.now() + args.timeout;
-    const result = previous.then(() => sendOnce(args, giveUpAt));
+    const waits = running++ > 0;
+    const result = previous
+      .then(() => {
+        if (waits && Date.now() >= giveUpAt)
+          throw new Error(`not sent: its turn did not come within ${args.timeout} ms`);
+        return sendOnce(args, giveUpAt);
+      })
+      .finally(() => running--);
     previous = result.catch(() => undefined);
     return result;
   };
@@ -159,8 +169,6 @@ export function createSendMessages({ logger, cluster, partitioner, eosManager, r
     { acks, timeout, compression, topicMessages }: SendArgs,
     giveUpAt: number,
   ): Promise<PartitionAck[]> {
-    // Its caller has been told it failed: sent now, it would be written all the same.
-    if (Date.now() >= giveUpAt) throw new Error(`not sent: its turn did not come within ${timeout} ms`);
     const idempotent = eosManager.isInitialized() && !eosManager.isTransactional();
     if (idempotent && sequencesSpent) {
       await eosManager.initProducerId();
