@@ -144,6 +144,10 @@ describe('Redis over TLS (rediss://)', () => {
     const doctor = await runChorus(['doctor'], { ...env, REDIS_CA_FILE: ca });
     assert.match(doctor.stdout, /^ok +Redis +answers at rediss:/m);
     const untrusted = await runChorus(['doctor'], env);
-    assert.match(untrusted.stdout, /^missing +Redis +no answer over TLS at REDIS_URL .*set REDIS_CA_FILE/m);
+    assert.match(
+      untrusted.stdout,
+      /^missing +Redis +no answer over TLS at REDIS_URL .*set REDIS_CA_FILE/m,
+      `doctor exited ${untrusted.code}: ${untrusted.stderr}`,
+    );
   });
 });
