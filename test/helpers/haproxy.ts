@@ -1,10 +1,11 @@
 // A real load balancer in front of several edges: Debian's HAProxy, health-checking each edge's
 // `/health/intake` as docs/operations.md tells operators to. Installed under CI when missing (as
 // Chromium is); elsewhere a test without it says how to add it.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, existsSync, writeFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import path from 'node:path';
+import { aptInstall } from './apt.ts';
 import { freePort } from './local-kafka.ts';
 import { waitFor } from './wait.ts';
 
@@ -13,17 +14,7 @@ const HAPROXY = process.env.HAPROXY_PATH ?? '/usr/sbin/haproxy';
 /** Why HAProxy cannot run here, or false; under CI it is installed from Debian's packages first. */
 export function haproxyMissing(): string | false {
   if (existsSync(HAPROXY)) return false;
-  if (process.env.CI) {
-    const aptGet = (...args: string[]) =>
-      spawnSync('apt-get', args, {
-        stdio: ['ignore', 'ignore', 'inherit'],
-        env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
-        timeout: 5 * 60_000,
-      }).status === 0;
-    // A fresh machine's package lists may be missing or old: updated once if the install fails.
-    if (aptGet('install', '-y', 'haproxy') || (aptGet('update') && aptGet('install', '-y', 'haproxy')))
-      return false;
-  }
+  if (process.env.CI && aptInstall('haproxy')) return false;
   return `no HAProxy at ${HAPROXY}: apt-get install haproxy, or set HAPROXY_PATH`;
 }
 

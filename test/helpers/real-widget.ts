@@ -1,6 +1,6 @@
 // Where the browser test finds the real Formbricks widget and Chromium (test/e2e/real-widget-browser.test.ts),
 // and how `npm test` installs Chromium under CI.
-import { spawnSync } from 'node:child_process';
+import { aptInstall } from './apt.ts';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -43,14 +43,6 @@ export function skipReason(): string | false {
  */
 export function ensureChromiumForCi(): string | undefined {
   if (!process.env.CI || existsSync(CHROMIUM) || !existsSync(WIDGET_DIR)) return undefined;
-  const aptGet = (...args: string[]) =>
-    spawnSync('apt-get', args, {
-      stdio: ['ignore', 'ignore', 'inherit'],
-      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
-      timeout: 10 * 60_000,
-    }).status === 0;
-  // The package lists of a fresh machine may be missing or old: updated once if the install fails.
-  if (aptGet('install', '-y', 'chromium') || (aptGet('update') && aptGet('install', '-y', 'chromium')))
-    return undefined;
+  if (aptInstall('chromium')) return undefined;
   return `apt-get install chromium failed: the browser test skips`;
 }
