@@ -11,8 +11,8 @@
 //    fail without the fix.
 // 2. Chorus itself (an edge and a processor) under widget load, through CHORUS_TEST_ROLLING_ROUNDS
 //    rolling restarts (default 1): no acknowledged command missing from the store or stored twice,
-//    order per response kept, no 503, and no stretch without a 2xx longer than Kafka itself makes
-//    a client wait (a paced producer beside it) and a second.
+//    order per response kept, no 503, and no stretch of more than a second without a 2xx (printed
+//    beside what Kafka itself makes a client wait: a paced producer beside it).
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -148,7 +148,7 @@ describe('faults: a 3-node Kafka cluster restarted one broker at a time', () => 
       await cluster?.stop();
     });
 
-    test('every broker restarted in turn: nothing acknowledged lost or doubled, no 503, no longer without a 2xx than Kafka makes a client wait and a second', async () => {
+    test('every broker restarted in turn: nothing acknowledged lost or doubled, no 503, never a second without a 2xx', async () => {
       // Beside Chorus, what Kafka itself makes a client wait: records sent one by one, every 10 ms.
       const admin = kafka.admin();
       await admin.connect();
@@ -190,20 +190,20 @@ describe('faults: a 3-node Kafka cluster restarted one broker at a time', () => 
       );
       assertSurvived(result);
       assert.equal(report.status503, 0, 'writes answered 503');
+      // Nothing stored that was not acknowledged, but for requests the client gave up waiting for.
+      assert.ok(
+        report.displaysStoredUnacknowledged <= report.displaysNotAcknowledged,
+        `${report.displaysStoredUnacknowledged} displays stored without a 2xx (${report.displaysNotAcknowledged} unanswered)`,
+      );
       assert.equal(
         report.consumerCrashes,
         0,
         'the processors applied from the moving leaders without a crash',
       );
-      // Kafka itself kept a client without an acknowledgement for 0.45–0.55 s here, Chorus its
-      // clients without a 2xx for 1.07–1.6 s: the publisher keeps one batch in flight, so a batch
-      // that waits for a partition's new leader holds up every request behind it. Issue 36 asks for
-      // at most 1 s, which this does not meet yet (per-leader flights would: docs/operations.md);
-      // until then the bound catches a regression past what was measured, not the goal.
-      assert.ok(
-        longest <= kafkaLongest + 1_500,
-        `${longest} ms without a 2xx (Kafka itself: ${kafkaLongest} ms)`,
-      );
+      // Kafka itself kept a client without an acknowledgement for 0.2–0.55 s here. The publisher's
+      // lanes (one per leader) keep a moving leader's wait to its own partitions: Chorus' clients
+      // waited 0.28 s for a 2xx where one batch in flight for all partitions had made it 1.07–1.6 s.
+      assert.ok(longest <= 1_000, `${longest} ms without a 2xx (Kafka itself: ${kafkaLongest} ms)`);
     });
   });
 });

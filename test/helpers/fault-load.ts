@@ -411,6 +411,8 @@ export interface StoredCheck {
   /** Logical responses with more than one row (one entry per extra row). */
   duplicated: string[];
   displaysLost: string[];
+  /** Displays stored that no request was answered 2xx for: written though answered 503 or not at all. */
+  displaysUnacknowledged: number;
   identifiesLost: string[];
   /**
    * Everything lost or doubled, by the `ref` of the requests that wrote it: the markers of lost and
@@ -463,6 +465,10 @@ export async function checkStored(databaseUrl: string, load: FaultLoad): Promise
       displayIds,
     ]);
     const foundDisplays = new Set(displays.rows.map((d) => d.id));
+    const unacknowledged = await client.query<{ count: string }>(
+      'select count(*) from displays where environment_id = any($1) and id <> all($2)',
+      [environments, displayIds],
+    );
     const contacts = await client.query<{
       environment_id: string;
       user_id: string;
@@ -480,6 +486,7 @@ export async function checkStored(databaseUrl: string, load: FaultLoad): Promise
       lost,
       duplicated,
       displaysLost,
+      displaysUnacknowledged: Number(unacknowledged.rows[0]!.count),
       identifiesLost,
       lostRefs: new Set([...lostMarkers, ...duplicated, ...displaysLost, ...identifiesLost]),
     };

@@ -355,6 +355,9 @@ export interface FaultReport {
   duplicated: number;
   displaysAcknowledged: number;
   displaysLost: number;
+  /** Display requests answered 503 or not answered, and displays stored for none of the 2xx. */
+  displaysNotAcknowledged: number;
+  displaysStoredUnacknowledged: number;
   identifiesAcknowledged: number;
   identifiesLost: number;
   acknowledgedWhileBrokerDown: number;
@@ -470,6 +473,10 @@ export async function runFaultScenario(
     duplicated: check.duplicated.length,
     displaysAcknowledged: load.displays.length,
     displaysLost: check.displaysLost.length,
+    displaysNotAcknowledged: load.requests.filter(
+      (r) => r.kind === 'display' && (r.outcome === 503 || typeof r.outcome !== 'number'),
+    ).length,
+    displaysStoredUnacknowledged: check.displaysUnacknowledged,
     identifiesAcknowledged: load.identifies.length,
     identifiesLost: check.identifiesLost.length,
     acknowledgedWhileBrokerDown: load.acknowledgedWhileBrokerDown().length,
