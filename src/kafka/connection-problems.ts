@@ -1,7 +1,8 @@
 // What a failure to reach the brokers means, in one line that names the setting to look at: the
 // start of a role (topics cannot be created) and `chorus doctor` say it, instead of kafkajs' own
 // words ("Connection error: …") or a retry loop that never ends. The common mistakes of a managed
-// cluster's first configuration: a wrong password, a CA that is not trusted, TLS on one side only.
+// cluster's first configuration: a wrong password, a CA that is not trusted, TLS on one side only,
+// a client certificate missing or not trusted.
 import type { Config } from '../config.ts';
 import { kafkaFailure, type Kafka } from './kafka.ts';
 
@@ -44,6 +45,15 @@ export function describeKafkaProblem(error: unknown, config: KafkaConfig): strin
     return config.ssl?.ca
       ? `${at} present a TLS certificate that the authorities in KAFKA_SSL_CA_FILE did not sign`
       : `${at} present a TLS certificate that no trusted authority signed: set KAFKA_SSL_CA_FILE to the CA that did`;
+  // A listener that authenticates clients by certificate (mutual TLS) ends the handshake with an alert.
+  if (
+    /CERTIFICATE_REQUIRED|certificate required|alert number 116|BAD_CERTIFICATE|bad certificate|alert number 42|UNKNOWN_CA|unknown ca|alert number 48|certificate unknown|alert number 46/i.test(
+      text,
+    )
+  )
+    return config.ssl?.cert
+      ? `${at} refused the client certificate in KAFKA_SSL_CERT_FILE: it must be signed by an authority the listener trusts (ssl.truststore on the broker)`
+      : `${at} ask for a client certificate: set KAFKA_SSL_CERT_FILE and KAFKA_SSL_KEY_FILE`;
   if (/ERR_TLS_CERT_ALTNAME_INVALID|does not match certificate/i.test(text))
     return `${at} present a TLS certificate that does not name the address in KAFKA_BROKERS`;
   if (/CERT_HAS_EXPIRED|certificate has expired/i.test(text))

@@ -314,9 +314,7 @@ export class Publisher {
     if (expired === 0) return;
     const error = unavailable(
       'The event log',
-      new Error(
-        `not sent within ${this.options.ackTimeoutMs} ms: the partition's send before it had not settled`,
-      ),
+      new Error(`not sent within ${this.options.ackTimeoutMs} ms: the writes before it took that long`),
     );
     for (const pending of queue.pending.splice(0, expired)) pending.reject(error);
     this.queued -= expired;

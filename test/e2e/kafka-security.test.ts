@@ -1,8 +1,8 @@
 // Chorus against a broker that is set up as managed clusters are: listeners with TLS (a CA of the
-// test's own, made with openssl), SASL (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512) over TLS and without.
-// A response travels edge → Kafka → processor → PostgreSQL over SASL_SSL; every mechanism reaches
+// test's own, made with openssl), one of them requiring a client certificate (mutual TLS), SASL
+// (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512) over TLS and without. A response travels edge → Kafka → processor → PostgreSQL over SASL_SSL; every mechanism reaches
 // the brokers; and the usual mistakes (a wrong password, a CA that is not trusted, TLS on one side
-// only) stop `chorus start` within seconds with a line that names the setting, as `chorus doctor`
+// only, a client certificate missing or not trusted) stop `chorus start` within seconds with a line that names the setting, as `chorus doctor`
 // says too.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,7 +13,7 @@ import { loadConfig } from '../../src/config.ts';
 import { kafkaProblem } from '../../src/kafka/connection-problems.ts';
 import { createKafka } from '../../src/kafka/kafka.ts';
 import { createLogger } from '../../src/logger.ts';
-import { makeCertificates } from '../helpers/certificates.ts';
+import { makeCertificates, type Certificates } from '../helpers/certificates.ts';
 import { sendAndStoreResponse, startTestChorus, type RunningChorus } from '../helpers/chorus.ts';
 import { createTestWorld, type TestWorld } from '../helpers/env.ts';
 import { freePort, privateBroker, type PrivateBroker } from '../helpers/local-kafka.ts';
@@ -25,16 +25,23 @@ const PASSWORD = 'p4ss-w0rd';
 describe('Kafka over TLS and SASL, as managed clusters take it', () => {
   let dir: string;
   let ca: string;
+  let clients: Pick<Certificates, 'client' | 'selfSignedClient'>;
   let broker: PrivateBroker;
   let world: TestWorld;
-  const ports = { ssl: 0, saslSsl: 0, saslPlaintext: 0 };
+  const ports = { ssl: 0, mtls: 0, saslSsl: 0, saslPlaintext: 0 };
 
   before(async () => {
     dir = mkdtempSync(path.join(tmpdir(), 'chorus-kafka-tls-'));
     const certificates = makeCertificates(dir);
     ca = certificates.ca;
-    [ports.ssl, ports.saslSsl, ports.saslPlaintext] = [await freePort(), await freePort(), await freePort()];
-    const listeners = `SSL://127.0.0.1:${ports.ssl},SASL_SSL://127.0.0.1:${ports.saslSsl},SASL_PLAINTEXT://127.0.0.1:${ports.saslPlaintext}`;
+    clients = certificates;
+    [ports.ssl, ports.mtls, ports.saslSsl, ports.saslPlaintext] = [
+      await freePort(),
+      await freePort(),
+      await freePort(),
+      await freePort(),
+    ];
+    const listeners = `SSL://127.0.0.1:${ports.ssl},MTLS://127.0.0.1:${ports.mtls},SASL_SSL://127.0.0.1:${ports.saslSsl},SASL_PLAINTEXT://127.0.0.1:${ports.saslPlaintext}`;
     const jaas = (listener: string) => [
       `listener.name.${listener}.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_${USER}="${PASSWORD}";`,
       `listener.name.${listener}.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;`,
@@ -46,9 +53,13 @@ describe('Kafka over TLS and SASL, as managed clusters take it', () => {
       [
         `listeners=PLAINTEXT://127.0.0.1:{{port}},CONTROLLER://127.0.0.1:{{controller_port}},${listeners}`,
         `advertised.listeners=PLAINTEXT://127.0.0.1:{{port}},${listeners}`,
-        'listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SSL:SSL,SASL_SSL:SASL_SSL,SASL_PLAINTEXT:SASL_PLAINTEXT',
+        'listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SSL:SSL,MTLS:SSL,SASL_SSL:SASL_SSL,SASL_PLAINTEXT:SASL_PLAINTEXT',
         'ssl.keystore.type=PEM',
         `ssl.keystore.location=${certificates.keystore}`,
+        // The MTLS listener takes only clients whose certificate the test CA signed.
+        'listener.name.mtls.ssl.client.auth=required',
+        'listener.name.mtls.ssl.truststore.type=PEM',
+        `listener.name.mtls.ssl.truststore.location=${certificates.ca}`,
         'sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512',
         ...jaas('sasl_ssl'),
         ...jaas('sasl_plaintext'),
@@ -104,6 +115,21 @@ describe('Kafka over TLS and SASL, as managed clusters take it', () => {
       KAFKA_SSL_CA_FILE: ca,
     };
     assert.equal(await problemWith(tls), undefined);
+  });
+
+  test('a client certificate reaches a broker that requires one (mutual TLS); none, or one the broker does not trust, is a clear error naming KAFKA_SSL_CERT_FILE', async () => {
+    const mtls = (client?: { cert: string; key: string }) => ({
+      KAFKA_BROKERS: `127.0.0.1:${ports.mtls}`,
+      KAFKA_SECURITY_PROTOCOL: 'SSL',
+      KAFKA_SSL_CA_FILE: ca,
+      ...(client ? { KAFKA_SSL_CERT_FILE: client.cert, KAFKA_SSL_KEY_FILE: client.key } : {}),
+    });
+    assert.equal(await problemWith(mtls(clients.client)), undefined);
+    assert.match((await problemWith(mtls())) ?? '', /ask for a client certificate: set KAFKA_SSL_CERT_FILE/);
+    assert.match(
+      (await problemWith(mtls(clients.selfSignedClient))) ?? '',
+      /refused the client certificate in KAFKA_SSL_CERT_FILE/,
+    );
   });
 
   test('a wrong password, an untrusted CA or TLS on one side only stops `chorus start` within seconds, naming the setting; doctor says the same', async () => {

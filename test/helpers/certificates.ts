@@ -1,5 +1,6 @@
-// A certificate authority of a test's own and a server certificate it signed for 127.0.0.1 (and
-// localhost), made with openssl: for servers that take TLS as managed ones do.
+// A certificate authority of a test's own, a server certificate it signed for 127.0.0.1 (and
+// localhost) and a client certificate it signed, made with openssl: for servers that take TLS as
+// managed ones do, some of them authenticating clients by certificate (mutual TLS).
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -12,6 +13,10 @@ export interface Certificates {
   key: string;
   /** The key and the certificate in one PEM file (Kafka's PEM key store). */
   keystore: string;
+  /** A client's certificate the CA signed, and its unencrypted key (PEM). */
+  client: { cert: string; key: string };
+  /** A client certificate no authority signed (its own), and its key. */
+  selfSignedClient: { cert: string; key: string };
 }
 
 export function makeCertificates(dir: string): Certificates {
@@ -60,6 +65,46 @@ export function makeCertificates(dir: string): Certificates {
     '-extfile',
     'san.cnf',
   );
+  openssl(
+    'req',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    'client.key',
+    '-out',
+    'client.csr',
+    '-subj',
+    '/CN=chorus',
+  );
+  openssl(
+    'x509',
+    '-req',
+    '-in',
+    'client.csr',
+    '-CA',
+    'ca.pem',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-out',
+    'client.pem',
+    ...days,
+  );
+  openssl(
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    'stranger.key',
+    '-out',
+    'stranger.pem',
+    ...days,
+    '-subj',
+    '/CN=stranger',
+  );
   const file = (name: string) => path.join(dir, name);
   writeFileSync(
     file('keystore.pem'),
@@ -70,5 +115,7 @@ export function makeCertificates(dir: string): Certificates {
     cert: file('server.pem'),
     key: file('server.key'),
     keystore: file('keystore.pem'),
+    client: { cert: file('client.pem'), key: file('client.key') },
+    selfSignedClient: { cert: file('stranger.pem'), key: file('stranger.key') },
   };
 }
