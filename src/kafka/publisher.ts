@@ -33,6 +33,8 @@ import { keyHashPartitioner, murmur2 } from './partitioner.ts';
 
 /** Room left in a record batch for record headers, keys and framing. */
 const BATCH_OVERHEAD_BYTES = 64 * 1024;
+/** How often the events held behind a send past its deadline are checked for their own. */
+const SWEEP_MS = 250;
 /** How old a lane's producer lets its metadata get (kafkajs' default): see producerOf. */
 const PRODUCER_METADATA_MAX_AGE_MS = 5 * 60_000;
 /** The largest event value (with its key) the publisher writes; larger ones are refused. */
@@ -349,7 +351,11 @@ export class Publisher {
       () => undefined,
       () => undefined,
     );
+    let sweep: NodeJS.Timeout | undefined;
+    let done = false;
     const tracked = settled.then(() => {
+      done = true;
+      clearInterval(sweep);
       for (const { queue } of parts) queue.sending = false;
       this.sends.delete(tracked);
       this.flushReady();
@@ -385,6 +391,12 @@ export class Publisher {
       );
       failure = unavailable('The event log', cause);
       this.leaders.stale(); // leaders may have moved
+      // The send may go on past its deadline (a last attempt still out; kafkajs waiting on a broker):
+      // the events its partitions hold meanwhile are answered when their own time is up.
+      if (!done)
+        sweep = setInterval(() => {
+          for (const { queue } of parts) this.expire(queue, Date.now());
+        }, SWEEP_MS).unref();
     } finally {
       clearTimeout(timeout);
     }

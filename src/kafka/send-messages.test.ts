@@ -27,6 +27,8 @@ function fakeProducer(
   const produced: Produced[] = [];
   const sequences = new Map<number, number>();
   let producerIds = 0;
+  /** The brokers asked for a new producer id, in order. */
+  const idsAskedOf: number[] = [];
   const deps: SendMessagesDeps = {
     logger: { debug() {}, warn() {}, error() {} },
     retrier: createRetry(retry),
@@ -60,6 +62,8 @@ function fakeProducer(
           };
         },
       }),
+      // As a KRaft cluster's metadata does: some broker, here broker 2.
+      findControllerBroker: async () => deps.cluster.findBroker({ nodeId: '2' }),
       isConnected: () => true,
       connect: async () => {},
       removeBroker: () => {},
@@ -73,7 +77,9 @@ function fakeProducer(
       getSequence: (_, partition) => sequences.get(partition) ?? 0,
       updateSequence: (_, partition, increment) =>
         void sequences.set(partition, (sequences.get(partition) ?? 0) + increment),
+      // As kafkajs' eosManager does for a producer that is not transactional.
       initProducerId: async () => {
+        idsAskedOf.push((await deps.cluster.findControllerBroker()).nodeId);
         producerIds++;
         sequences.clear();
       },
@@ -82,7 +88,7 @@ function fakeProducer(
       releaseBrokerLock: () => {},
     },
   };
-  return { send: createSendMessages(deps), produced, producerId: () => producerIds };
+  return { send: createSendMessages(deps), produced, producerId: () => producerIds, idsAskedOf };
 }
 
 const notLeader = () =>
@@ -127,6 +133,22 @@ test('after a send that failed for good, the next one asks for a new producer id
     () => undefined,
   );
   assert.equal(producerId(), 1);
+});
+
+test('a new producer id is asked of the broker that answered last, not of the one the metadata names', async () => {
+  let brokerTwoAnswers = true;
+  const { send, idsAskedOf } = fakeProducer(
+    (request) =>
+      request.broker === 2 && !brokerTwoAnswers ? new KafkaJSRequestTimeoutError('no answer') : 'ok',
+    [1, 2, 1, 2],
+  );
+  await send({ acks: -1, timeout: 5_000, topicMessages: [{ topic: 't', messages: messages(0, 1) }] });
+  brokerTwoAnswers = false; // broker 2, the metadata's "controller", is frozen
+  await assert.rejects(
+    send({ acks: -1, timeout: 50, topicMessages: [{ topic: 't', messages: messages(0, 1) }] }),
+  );
+  await send({ acks: -1, timeout: 5_000, topicMessages: [{ topic: 't', messages: messages(0) }] });
+  assert.deepEqual(idsAskedOf, [1]);
 });
 
 test('a request without an answer makes the failure one whose outcome is unknown; a refusal does not', async () => {

@@ -55,6 +55,7 @@ interface Cluster {
   refreshMetadata(): Promise<void>;
   findTopicPartitionMetadata(topic: string): { partitionId: number; leader: number }[];
   findBroker(args: { nodeId: string }): Promise<Broker>;
+  findControllerBroker(): Promise<Broker>;
   isConnected(): boolean;
   connect(): Promise<void>;
   removeBroker(args: { host: string; port: number }): void;
@@ -117,6 +118,9 @@ interface PartitionBatch {
   messages: Message[];
 }
 
+/** How recent a broker's last answer must be for it to be asked instead of kafkajs' choice. */
+const RECENT_ANSWER_MS = 5_000;
+
 /** The errors after which metadata may be stale (kafkajs' `staleMetadata`, and its network errors). */
 const REFRESH_AFTER = new Set([
   'UNKNOWN_TOPIC_OR_PARTITION',
@@ -142,6 +146,21 @@ export function createSendMessages({ logger, cluster, partitioner, eosManager, r
   let sequencesSpent = false;
   /** The send before, which the next one waits for. */
   let previous: Promise<unknown> = Promise.resolve();
+  /** The broker that answered a request last, and when: alive, and not frozen. */
+  let answering: { nodeId: number; at: number } | undefined;
+  const answered = (broker: Broker) => (answering = { nodeId: broker.nodeId, at: Date.now() });
+
+  // kafkajs asks "the controller" for a new producer id. On a KRaft cluster the metadata names a
+  // random broker so, and one that is frozen (a long pause; SIGSTOP here) held every request for a
+  // new id, and with it every send of the producer, for the whole freeze (31 s without a 2xx while
+  // a broker was stopped for 30 s). Any broker gives an idempotent producer its id: the one that
+  // answered this producer last is asked, while that was recent.
+  const recentlyAnswering = async (otherwise: () => Promise<Broker>): Promise<Broker> => {
+    if (answering === undefined || Date.now() - answering.at > RECENT_ANSWER_MS) return otherwise();
+    return cluster.findBroker({ nodeId: String(answering.nodeId) }).catch(() => otherwise());
+  };
+  const controller = cluster.findControllerBroker.bind(cluster);
+  cluster.findControllerBroker = () => recentlyAnswering(controller);
 
   // A producer's sends go one at a time: a send's sequence numbers are taken at its first attempt,
   // so a later send's batch reaching a broker first would be refused as out of order. (Chorus'
@@ -272,11 +291,13 @@ export function createSendMessages({ logger, cluster, partitioner, eosManager, r
         });
         try {
           const response = await request;
+          answered(broker);
           if (acks === 0) return [];
           return response.topics.flatMap(({ topicName, partitions }) =>
             partitions.map((partition) => ({ topicName, ...partition })),
           );
         } catch (error) {
+          if ((error as KafkaError).name === 'KafkaJSProtocolError') answered(broker); // an answer, of an error
           if (!refusedBeforeWriting(error as KafkaError)) sent();
           throw error;
         }
