@@ -526,7 +526,8 @@ export const VARIABLES = {
     meaning:
       'How long Redis keeps the status of a response or display after an edge accepted a write of it, in seconds, so ' +
       "that another edge accepts the response's next update, or a response linking the display, before the processors " +
-      'stored it. Longer than the processors may lag behind. An edge that is the only one writes its statuses every ' +
+      "stored it; and a contact's attributes after an identify, so that a response created next at any edge carries " +
+      'them. Longer than the processors may lag behind. An edge that is the only one writes its statuses every ' +
       'tenth of a second, and at once again when another edge starts (docs/scaling.md). `0` shares nothing: a single edge ' +
       'then forgets them when it restarts.',
   },

@@ -27,6 +27,11 @@ export const ResponseCreated = Type.Object({
   /** Enterprise: the identified user, and the contact id derived from it. */
   userId: Type.Optional(Type.String()),
   contactId: Type.Optional(Type.String()),
+  /**
+   * The contact's attributes as the edge knew them when it accepted the response: every identify
+   * acknowledged before, at any edge, whether or not the contact processor applied it yet.
+   */
+  contactAttributes: Type.Optional(Type.Record(Type.String(), Type.String())),
 });
 export type ResponseCreated = Static<typeof ResponseCreated>;
 

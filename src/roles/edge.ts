@@ -27,7 +27,7 @@ import { tracingEnabled } from '../observability/tracing.ts';
 import { createRouter } from '../edge/router.ts';
 import { edgeRoutes } from '../edge/routes.ts';
 import type { Readiness } from '../observability/readiness.ts';
-import type { ClientContext } from '../edge/client/context.ts';
+import type { ClientContext, IdentifiedAttributes } from '../edge/client/context.ts';
 import { clientCorsFor, withClientCors } from '../edge/client/cors.ts';
 import { environmentStateLoader } from '../edge/client/environment.ts';
 import { singleUseIds } from '../edge/client/single-use.ts';
@@ -169,6 +169,16 @@ export async function startEdge(deps: EdgeDeps): Promise<RunningEdge> {
       local: cache((id) => findDisplayStatus(em, id), 60_000),
     }),
     contacts: cache(contactReader(em), 10_000),
+    // Nothing to load: what no edge was told lately is what the store holds (the contact processor
+    // applied it), and the response processor reads it there.
+    identified: sharedStatuses<IdentifiedAttributes>({
+      ...shared,
+      kind: 'identified',
+      local: cache<IdentifiedAttributes>(
+        () => Promise.resolve(undefined),
+        Math.max(deps.http.statusShareSeconds, 60) * 1000,
+      ),
+    }),
     segments,
     singleUseIds: singleUseIds({
       redis: deps.redis,

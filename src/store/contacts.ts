@@ -245,14 +245,21 @@ export async function upsertContacts(
 }
 
 /** The attributes of the contacts `ids`, by contact id. */
+/** A contact's attributes, and the edge clock of the identify that set each one (events/clock.ts). */
+export interface StoredAttributes {
+  attributes: Record<string, string>;
+  clocks: Record<string, number>;
+}
+
 export async function contactAttributes(
   tx: EntityManager,
   ids: readonly string[],
-): Promise<Map<string, Record<string, string>>> {
+): Promise<Map<string, StoredAttributes>> {
   if (ids.length === 0) return new Map();
-  const rows = await tx.execute<{ id: string; attributes: Record<string, string> }[]>(
-    `select id, attributes from contacts where id in (${ids.map(() => '?').join(', ')})`,
-    [...ids],
-  );
-  return new Map(rows.map((r) => [r.id, r.attributes]));
+  const rows = await tx.execute<
+    { id: string; attributes: Record<string, string>; attribute_clocks: Record<string, number> }[]
+  >(`select id, attributes, attribute_clocks from contacts where id in (${ids.map(() => '?').join(', ')})`, [
+    ...ids,
+  ]);
+  return new Map(rows.map((r) => [r.id, { attributes: r.attributes, clocks: r.attribute_clocks }]));
 }

@@ -4,7 +4,7 @@
 // is recorded as a processor would read it; single-use ids are reserved in a set. `storeDown` makes
 // every read of the store fail as it does while PostgreSQL is unreachable. Pure: unit tests use it.
 import { emptyActivity } from '../../src/store/contact-activity.ts';
-import type { ClientContext } from '../../src/edge/client/context.ts';
+import type { ClientContext, IdentifiedAttributes } from '../../src/edge/client/context.ts';
 import { clientCorsFor } from '../../src/edge/client/cors.ts';
 import { clientEnvironmentRoutes, type CachedEnvironmentState } from '../../src/edge/client/environment.ts';
 import { clientDisplayRoutes } from '../../src/edge/client/displays.ts';
@@ -108,6 +108,14 @@ export function inMemoryClient(options: { trustedProxyHops?: number } = {}): InM
     responses: ownStatuses(directory(store.responses)),
     displays: ownStatuses(directory(store.displays)),
     contacts: directory(store.contacts),
+    // As the edge's: nothing to load, the store is not asked.
+    identified: ownStatuses(
+      new Directory<IdentifiedAttributes>(() => Promise.resolve(undefined), {
+        maxEntries: 10_000,
+        ttlMs: 60_000,
+        absentTtlMs: 0,
+      }),
+    ),
     // No segments in memory: membership is tested against PostgreSQL (test/e2e) and in segments/.
     segments: directory(new Map()),
     singleUseIds: singleUseIdsInMemory(() => read(() => undefined)),

@@ -27,6 +27,11 @@ export interface ClientContext {
   responses: SharedStatuses<ResponseStatus>;
   displays: SharedStatuses<DisplayStatus>;
   contacts: Directory<ContactRecord>;
+  /**
+   * Each contact's attributes as the latest acknowledged identify left them, at whichever edge: a
+   * response created next carries them, whether or not the contact processor applied it yet.
+   */
+  identified: SharedStatuses<IdentifiedAttributes>;
   /** Each environment's segments and attribute key types, for the user route (docs/segments.md). */
   segments: Directory<EnvironmentSegments>;
   singleUseIds: SingleUseIds;
@@ -35,6 +40,10 @@ export interface ClientContext {
   /** Where accepted writes go: the command topics, each with its key. */
   outputs: Pick<Outputs, 'responses' | 'displays' | 'contacts'>;
   trustedProxyHops: number;
+}
+
+export interface IdentifiedAttributes {
+  attributes: Record<string, string>;
 }
 
 /** Every answer of the client API carries this, errors included. */

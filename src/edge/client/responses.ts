@@ -136,6 +136,9 @@ async function writeResponse(
     throw new ChorusError('conflict', 'Response already submitted for this single-use link');
   }
 
+  // The contact's attributes as the identifies acknowledged so far left them (Formbricks keeps a
+  // response's snapshot of them as they are when it is created).
+  const identified = identity && (await ctx.identified.get(identity.contactId));
   const responseId = ids.id;
   const command: ResponseCreated = {
     type: 'response.created',
@@ -161,6 +164,7 @@ async function writeResponse(
     singleUseId: body.singleUseId,
     userId: identity?.userId,
     contactId: identity?.contactId,
+    ...(identified && { contactAttributes: identified.attributes }),
   };
   try {
     await ctx.outputs.responses.publish(command);

@@ -45,7 +45,7 @@ export function sharedStatuses<V>(options: {
   redis: Redis;
   /** REDIS_KEY_PREFIX and the kind of record: `<prefix><kind>:<id>`. */
   keyPrefix: string;
-  kind: 'response' | 'display';
+  kind: 'response' | 'display' | 'identified';
   /** How long Redis keeps a status: longer than the processors take to store the record; 0: not shared. */
   ttlSeconds: number;
   /** This edge's cache, loading from PostgreSQL. */

@@ -1,11 +1,17 @@
 // Responses of identified users (enterprise) are linked to their contact, created if missing, and
-// carry a snapshot of the contact's attributes. Contact ids are derived from (environment, userId),
+// carry a snapshot of the contact's attributes as they were when the response was accepted. Contact ids are derived from (environment, userId),
 // so creating one here and in the contact processor can never make two. A response sent before its
 // contact was deleted went with the contact: it is void, and does not bring the contact back.
 import type { EntityManager } from '../../store/orm.ts';
 import type { ResponseCreated } from '../../events/responses.ts';
 import type { ResponseState } from '../../responses/state.ts';
-import { contactAttributes, ensureContacts, withoutDeletedContacts } from '../../store/contacts.ts';
+import { clockOf } from '../../events/clock.ts';
+import {
+  contactAttributes,
+  ensureContacts,
+  withoutDeletedContacts,
+  type StoredAttributes,
+} from '../../store/contacts.ts';
 
 /** Returns the ids of responses whose contact was deleted after they were sent: they are void. */
 export async function linkContacts(
@@ -35,7 +41,26 @@ export async function linkContacts(
     })),
   );
   const ids = [...new Set(linked.map((c) => c.command.contactId!))];
-  const attributes = await contactAttributes(tx, ids);
-  for (const { state } of linked) state.contactAttributes = attributes.get(state.contactId!) ?? null;
+  const stored = await contactAttributes(tx, ids);
+  for (const { state, command } of linked)
+    state.contactAttributes = snapshotAt(stored.get(state.contactId!), command) ?? null;
   return voided;
+}
+
+/**
+ * The contact's attributes as they were when the edge accepted the response, as Formbricks keeps
+ * them: what the edge knew of the contact then (`contactAttributes`: every identify it had been
+ * told of, the ones not applied here yet included, whichever edge took them), over what the store
+ * holds, but for what an identify set after the response (its clock is later).
+ */
+export function snapshotAt(
+  stored: StoredAttributes | undefined,
+  command: Pick<ResponseCreated, 'clock' | 'occurredAt' | 'contactAttributes'>,
+): Record<string, string> | undefined {
+  if (stored === undefined && command.contactAttributes === undefined) return undefined;
+  const at = clockOf(command);
+  const snapshot: Record<string, string> = {};
+  for (const [key, value] of Object.entries(stored?.attributes ?? {}))
+    if ((stored?.clocks[key] ?? 0) <= at) snapshot[key] = value;
+  return Object.assign(snapshot, command.contactAttributes);
 }
