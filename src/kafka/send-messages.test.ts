@@ -64,6 +64,10 @@ function fakeProducer(
       }),
       // As a KRaft cluster's metadata does: some broker, here broker 2.
       findControllerBroker: async () => deps.cluster.findBroker({ nodeId: '2' }),
+      brokerPool: {
+        findBroker: (args) => deps.cluster.findBroker(args),
+        findConnectedBroker: async () => deps.cluster.findBroker({ nodeId: '2' }),
+      },
       isConnected: () => true,
       connect: async () => {},
       removeBroker: () => {},

@@ -56,6 +56,11 @@ interface Cluster {
   findTopicPartitionMetadata(topic: string): { partitionId: number; leader: number }[];
   findBroker(args: { nodeId: string }): Promise<Broker>;
   findControllerBroker(): Promise<Broker>;
+  /** kafkajs' pool of connections: its metadata reads go to `findConnectedBroker`. */
+  brokerPool: {
+    findBroker(args: { nodeId: string }): Promise<Broker>;
+    findConnectedBroker(): Promise<Broker>;
+  };
   isConnected(): boolean;
   connect(): Promise<void>;
   removeBroker(args: { host: string; port: number }): void;
@@ -150,17 +155,23 @@ export function createSendMessages({ logger, cluster, partitioner, eosManager, r
   let answering: { nodeId: number; at: number } | undefined;
   const answered = (broker: Broker) => (answering = { nodeId: broker.nodeId, at: Date.now() });
 
-  // kafkajs asks "the controller" for a new producer id. On a KRaft cluster the metadata names a
-  // random broker so, and one that is frozen (a long pause; SIGSTOP here) held every request for a
-  // new id, and with it every send of the producer, for the whole freeze (31 s without a 2xx while
-  // a broker was stopped for 30 s). Any broker gives an idempotent producer its id: the one that
-  // answered this producer last is asked, while that was recent.
+  // kafkajs asks "the controller" for a new producer id, and a random connected broker for metadata.
+  // On a KRaft cluster the metadata names a random broker as the controller; and a broker that is
+  // frozen (a long pause; SIGSTOP here) is still connected. It held every request for a new id, and
+  // with it every send of the producer, for the whole freeze (31 s without a 2xx while a broker was
+  // stopped for 30 s), and a metadata read for a request timeout. Any broker answers both: the one
+  // that answered this producer last is asked, while that was recent.
+  // (The broker pool's findBroker only connects; the cluster's reads the metadata again on a failure,
+  // which would come back here.)
+  const { brokerPool } = cluster;
   const recentlyAnswering = async (otherwise: () => Promise<Broker>): Promise<Broker> => {
     if (answering === undefined || Date.now() - answering.at > RECENT_ANSWER_MS) return otherwise();
-    return cluster.findBroker({ nodeId: String(answering.nodeId) }).catch(() => otherwise());
+    return brokerPool.findBroker({ nodeId: String(answering.nodeId) }).catch(() => otherwise());
   };
   const controller = cluster.findControllerBroker.bind(cluster);
   cluster.findControllerBroker = () => recentlyAnswering(controller);
+  const connected = brokerPool.findConnectedBroker.bind(brokerPool);
+  brokerPool.findConnectedBroker = () => recentlyAnswering(connected);
 
   // A producer's sends go one at a time: a send's sequence numbers are taken at its first attempt,
   // so a later send's batch reaching a broker first would be refused as out of order. (Chorus'
