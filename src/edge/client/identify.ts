@@ -263,11 +263,8 @@ export async function publishIdentify(
   // read again as soon as the store answers.
   // Read beside the write (an identify's latency is one of them, not their sum): a contact the
   // processor updated meanwhile merges the same attributes again, which changes nothing.
-  // What identifies at any edge left of the contact and the processor may not have applied yet
-  // goes over the stored attributes.
-  const [existing, identified] = await Promise.all([
+  const [existing] = await Promise.all([
     unlessUnavailable(ctx.contacts.get(contactId)),
-    ctx.identified.get(contactId),
     ctx.outputs.contacts.publish(event),
   ]);
   const contact: ContactRecord = {
@@ -276,14 +273,14 @@ export async function publishIdentify(
     updatedAt: event.occurredAt,
     environmentId,
     userId: input.userId,
-    attributes: mergeAttributes(
-      { ...existing?.value?.attributes, ...identified?.attributes },
-      input.attributes,
-      input.userId,
-    ),
+    attributes: mergeAttributes(existing?.value?.attributes, input.attributes, input.userId),
   };
   ctx.contacts.set(contactId, contact, { provisional: existing === undefined });
   // Acknowledged: a response created next, at any edge, carries these attributes (responses.ts).
+  // They are what this edge knows of the contact: an identify at another edge that the processor
+  // has not applied yet is not among them (the response's snapshot still gets it from the store
+  // when the contact processor applied it before the response). Reading the other edges' view in
+  // Redis first cost a sixth of the identifies per second.
   ctx.identified.set(contactId, { attributes: contact.attributes });
   return contact;
 }
