@@ -25,6 +25,7 @@ export class Leaders {
   private admin: Promise<Admin> | undefined;
   private reading: Promise<void> | undefined;
   private readAt = 0;
+  private closed = false;
 
   constructor(
     private readonly kafka: Kafka,
@@ -35,7 +36,8 @@ export class Leaders {
   of(topic: string): readonly number[] | undefined {
     const leaders = this.leaders.get(topic);
     if (leaders === undefined) this.wanted.add(topic);
-    if (Date.now() - this.readAt > METADATA_MAX_AGE_MS) void this.read().catch(() => undefined);
+    if (!this.closed && Date.now() - this.readAt > METADATA_MAX_AGE_MS)
+      void this.read().catch(() => undefined);
     return leaders;
   }
 
@@ -56,6 +58,7 @@ export class Leaders {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     const admin = this.admin;
     this.admin = undefined;
     await this.reading?.catch(() => undefined);
