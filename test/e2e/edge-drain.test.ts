@@ -122,9 +122,12 @@ describe('an edge stopped with SIGTERM drains first', () => {
       { timeoutMs: 90_000 },
     );
     const at = Date.now();
-    const exited = new Promise((resolve) => chorus.child.once('close', resolve));
+    const exited = new Promise<string>((resolve) =>
+      chorus.child.once('close', (code, signal) => resolve(`code ${code}, signal ${signal}`)),
+    );
     chorus.child.kill('SIGINT');
-    assert.equal(await exited, 0);
+    // Once, in a full run, it ended by a signal instead: what it printed says why.
+    assert.equal(await exited, 'code 0, signal null', chorus.output().slice(-3_000));
     assert.ok(Date.now() - at < 15_000, `stopped without the 30 s drain (${Date.now() - at} ms)`);
   });
 });
