@@ -29,14 +29,13 @@ import type { Metrics } from '../observability/metrics.ts';
 import { detached, startProducerSpan, type TraceHeaders } from '../observability/tracing.ts';
 import { CompressionTypes, MAX_EVENT_BYTES } from './kafka.ts';
 import { Leaders, NO_LEADER } from './leaders.ts';
-import { keyHashPartitioner, murmur2 } from './partitioner.ts';
+import { connectLaneProducer } from './lane-producer.ts';
+import { murmur2 } from './partitioner.ts';
 
 /** Room left in a record batch for record headers, keys and framing. */
 const BATCH_OVERHEAD_BYTES = 64 * 1024;
 /** How often the events held behind a send past its deadline are checked for their own. */
 const SWEEP_MS = 250;
-/** How old a lane's producer lets its metadata get (kafkajs' default): see producerOf. */
-const PRODUCER_METADATA_MAX_AGE_MS = 5 * 60_000;
 /** The largest event value (with its key) the publisher writes; larger ones are refused. */
 export const MAX_VALUE_BYTES = MAX_EVENT_BYTES - BATCH_OVERHEAD_BYTES;
 
@@ -416,28 +415,7 @@ export class Publisher {
 
   private producerOf(lane: Lane): Promise<Producer> {
     if (lane.producer) return lane.producer;
-    const connecting = (async () => {
-      // Retries fill the time a caller waits for its answer and no more: a broker that hiccups
-      // (a leader moving, a busy controller) costs no 503.
-      const producer = this.kafka.producer({
-        idempotent: true,
-        maxInFlightRequests: 1,
-        createPartitioner: keyHashPartitioner, // the partition set here is kept
-        allowAutoTopicCreation: false,
-        // No periodic metadata read in the middle of a send: the partitions are chosen here (from
-        // leaders.ts), and the send reads the metadata again when it meets a partition it does not
-        // know or whose leader moved. kafkajs asks a random connected broker, and one that is frozen
-        // held such a read, and the send, for a whole request timeout.
-        metadataMaxAge: PRODUCER_METADATA_MAX_AGE_MS,
-        retry: {
-          retries: retriesWithin(this.options.ackTimeoutMs),
-          initialRetryTime: 100,
-          maxRetryTime: 1000,
-        },
-      });
-      await producer.connect();
-      return producer;
-    })();
+    const connecting = connectLaneProducer(this.kafka, this.options.ackTimeoutMs);
     // Only a producer that could not connect is replaced (the next batch connects anew). One that
     // did is kept through failed sends: kafkajs refreshes its metadata as leaders move, and its
     // send asks for a new producer id after a failure (send-messages.ts). A new producer would
@@ -457,14 +435,6 @@ export class Publisher {
 interface Part {
   queue: PartitionQueue;
   events: Pending[];
-}
-
-/** How many of kafkajs' backoffs (100 ms, doubling up to 1 s) fit in `ms`; at least one. */
-export function retriesWithin(ms: number): number {
-  let retries = 0;
-  for (let waited = 0, wait = 100; waited + wait <= ms; waited += wait, wait = Math.min(2 * wait, 1000))
-    retries++;
-  return Math.max(retries, 1);
 }
 
 function tooLarge(bytes: number): ChorusError {
