@@ -22,90 +22,24 @@ export interface Certificates {
 export function makeCertificates(dir: string): Certificates {
   const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
   const days = ['-days', '2'];
-  openssl(
-    'req',
-    '-x509',
-    '-newkey',
-    'rsa:2048',
-    '-nodes',
-    '-keyout',
-    'ca.key',
-    '-out',
-    'ca.pem',
-    ...days,
-    '-subj',
-    '/CN=chorus-test-ca',
-  );
-  openssl(
-    'req',
-    '-newkey',
-    'rsa:2048',
-    '-nodes',
-    '-keyout',
-    'server.key',
-    '-out',
-    'server.csr',
-    '-subj',
-    '/CN=127.0.0.1',
-  );
-  writeFileSync(path.join(dir, 'san.cnf'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n');
-  openssl(
-    'x509',
-    '-req',
-    '-in',
-    'server.csr',
-    '-CA',
-    'ca.pem',
-    '-CAkey',
-    'ca.key',
-    '-CAcreateserial',
-    '-out',
-    'server.pem',
-    ...days,
-    '-extfile',
-    'san.cnf',
-  );
-  openssl(
-    'req',
-    '-newkey',
-    'rsa:2048',
-    '-nodes',
-    '-keyout',
-    'client.key',
-    '-out',
-    'client.csr',
-    '-subj',
-    '/CN=chorus',
-  );
-  openssl(
-    'x509',
-    '-req',
-    '-in',
-    'client.csr',
-    '-CA',
-    'ca.pem',
-    '-CAkey',
-    'ca.key',
-    '-CAcreateserial',
-    '-out',
-    'client.pem',
-    ...days,
-  );
-  openssl(
-    'req',
-    '-x509',
-    '-newkey',
-    'rsa:2048',
-    '-nodes',
-    '-keyout',
-    'stranger.key',
-    '-out',
-    'stranger.pem',
-    ...days,
-    '-subj',
-    '/CN=stranger',
-  );
   const file = (name: string) => path.join(dir, name);
+  /** A new RSA key in `<name>.key`, for `openssl req`. */
+  const newKey = (name: string) => ['-newkey', 'rsa:2048', '-nodes', '-keyout', `${name}.key`];
+  /** `<name>.key` and `<name>.pem`, a certificate signed by its own key. */
+  const selfSigned = (name: string, subject: string) =>
+    openssl('req', '-x509', ...newKey(name), '-out', `${name}.pem`, ...days, '-subj', subject);
+  /** `<name>.key` and `<name>.pem`, a certificate the CA signed (with the extensions in `extfile`). */
+  const signedByCa = (name: string, subject: string, extfile?: string) => {
+    openssl('req', ...newKey(name), '-out', `${name}.csr`, '-subj', subject);
+    const extensions = extfile ? ['-extfile', extfile] : [];
+    const ca = ['-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial'];
+    openssl('x509', '-req', '-in', `${name}.csr`, ...ca, '-out', `${name}.pem`, ...days, ...extensions);
+  };
+  selfSigned('ca', '/CN=chorus-test-ca');
+  writeFileSync(file('san.cnf'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n');
+  signedByCa('server', '/CN=127.0.0.1', 'san.cnf');
+  signedByCa('client', '/CN=chorus');
+  selfSigned('stranger', '/CN=stranger');
   writeFileSync(
     file('keystore.pem'),
     readFileSync(file('server.key'), 'utf8') + readFileSync(file('server.pem'), 'utf8'),

@@ -1,7 +1,8 @@
 // Responses of identified users (enterprise) are linked to their contact, created if missing, and
-// carry a snapshot of the contact's attributes as they were when the response was accepted. Contact ids are derived from (environment, userId),
-// so creating one here and in the contact processor can never make two. A response sent before its
-// contact was deleted went with the contact: it is void, and does not bring the contact back.
+// carry a snapshot of the contact's attributes as they were when the response was accepted.
+// Contact ids are derived from (environment, userId), so creating one here and in the contact
+// processor can never make two. A response sent before its contact was deleted went with the
+// contact: it is void, and does not bring the contact back.
 import type { EntityManager } from '../../store/orm.ts';
 import type { ResponseCreated } from '../../events/responses.ts';
 import type { ResponseState } from '../../responses/state.ts';
