@@ -168,6 +168,24 @@ async function start(args: string[]): Promise<number> {
   // Role `all` runs each role in its own process (see roles/supervisor.ts).
   const chorus =
     values.role === 'all' ? await startAllRoles() : await startChorus({ role: values.role as Role });
+  // SIGTERM is a planned stop (Kubernetes, systemd, a rolling deploy): the edge drains first. A
+  // Ctrl-C stops at once. Both are listened for before `serving on` is printed: whoever reads that
+  // line may stop the process the moment it appears (a signal before that ended it by default).
+  const stopping = new Promise<boolean>((resolve) => {
+    const shutdown = (signal?: NodeJS.Signals) => {
+      process.off('SIGINT', shutdown);
+      process.off('SIGTERM', shutdown);
+      resolve(signal === 'SIGTERM');
+    };
+    process.on('SIGINT', shutdown);
+    process.on('SIGTERM', shutdown);
+    // A child of `chorus start` (role all) stops when its parent is gone, however it ended (even
+    // while this process was starting).
+    if (process.send) {
+      process.once('disconnect', shutdown);
+      if (!process.connected) shutdown();
+    }
+  });
   if (chorus.demo) {
     process.stdout.write(
       [
@@ -194,23 +212,7 @@ async function start(args: string[]): Promise<number> {
       process.send(report);
     });
   }, 1_000).unref();
-  // SIGTERM is a planned stop (Kubernetes, systemd, a rolling deploy): the edge drains first. A
-  // Ctrl-C stops at once.
-  const planned = await new Promise<boolean>((resolve) => {
-    const shutdown = (signal?: NodeJS.Signals) => {
-      process.off('SIGINT', shutdown);
-      process.off('SIGTERM', shutdown);
-      resolve(signal === 'SIGTERM');
-    };
-    process.on('SIGINT', shutdown);
-    process.on('SIGTERM', shutdown);
-    // A child of `chorus start` (role all) stops when its parent is gone, however it ended (even
-    // while this process was starting).
-    if (process.send) {
-      process.once('disconnect', shutdown);
-      if (!process.connected) shutdown();
-    }
-  });
+  const planned = await stopping;
   clearInterval(reporting);
   if (planned) await chorus.drain();
   await chorus.stop();

@@ -126,7 +126,6 @@ describe('an edge stopped with SIGTERM drains first', () => {
       chorus.child.once('close', (code, signal) => resolve(`code ${code}, signal ${signal}`)),
     );
     chorus.child.kill('SIGINT');
-    // Once, in a full run, it ended by a signal instead: what it printed says why.
     assert.equal(await exited, 'code 0, signal null', chorus.output().slice(-3_000));
     assert.ok(Date.now() - at < 15_000, `stopped without the 30 s drain (${Date.now() - at} ms)`);
   });
