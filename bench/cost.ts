@@ -5,17 +5,25 @@
 // the bench process), the Kafka broker, PostgreSQL, Redis, and what is left ("other": the kernel's
 // softirq work for loopback traffic, and anything else running).
 //
-// The load is wrk with one thread (`wrk -t1`), a process of its own whose CPU is read and taken
-// off: a load generator in Node would cost more than some of the servers it loads.
+// The load is a process of its own whose CPU is read and taken off: wrk with one thread (`wrk -t1`)
+// for single requests (a load generator in Node would cost more than some of the servers it loads),
+// the session generator (session-load.ts) for visitors' sessions.
 import { readdirSync, readFileSync } from 'node:fs';
 import { readOr, ticksIn, TICKS_PER_SECOND } from './processes.ts';
 import { runWrk, type WrkResult } from './wrk.ts';
 
-export interface CostOptions {
-  url: string;
-  body: string;
-  connections: number;
-  durationS: number;
+/** What a load run tells the cost measurement. */
+export interface CostLoad<R> {
+  result: R;
+  /** The load tool's own CPU time, in clock ticks. */
+  cpuTicks: number;
+  /** Rows the target should hold once it has stored everything it acknowledged. */
+  acknowledgedRows: number;
+}
+
+export interface CostOptions<R> {
+  /** Runs the load; undefined when its tool is missing. */
+  load: () => Promise<CostLoad<R> | undefined>;
   /** Rows of the table the target stores into. */
   countRows: () => Promise<number>;
   /** The target's own processes by name (e.g. `edge`, `processor`); others are found by name. */
@@ -24,9 +32,9 @@ export interface CostOptions {
   drainTimeoutMs: number;
 }
 
-export interface CostResult {
-  /** The wrk run (requests answered during the load). */
-  load: WrkResult;
+export interface CostResult<R = WrkResult> {
+  /** The load run (e.g. wrk's figures: requests answered during the load). */
+  load: R;
   rows: number;
   /** From the start of the load until the row count stopped growing (or reached the 2xx count). */
   seconds: number;
@@ -40,19 +48,35 @@ export interface CostResult {
   complete: boolean;
 }
 
-/** Loads `url` with wrk and accounts the machine's CPU per stored row; undefined without wrk. */
-export async function measureCost(options: CostOptions): Promise<CostResult | undefined> {
+/** `wrk -t1` POSTing `body` to `url`: one row per 2xx answer; undefined without wrk. */
+export function wrkLoad(options: {
+  url: string;
+  body: string;
+  connections: number;
+  durationS: number;
+}): () => Promise<CostLoad<WrkResult> | undefined> {
+  return async () => {
+    const result = await runWrk(options, { threads: 1 });
+    return (
+      result && {
+        result,
+        cpuTicks: result.cpuTicks,
+        acknowledgedRows: result.total - result.non2xx - result.errors,
+      }
+    );
+  };
+}
+
+/** Runs the load and accounts the machine's CPU per stored row; undefined without its load tool. */
+export async function measureCost<R>(options: CostOptions<R>): Promise<CostResult<R> | undefined> {
   const rowsBefore = await options.countRows();
   const machineBefore = machineBusyTicks();
   const processesBefore = processTicks(options.ownProcesses());
   const startedAt = Date.now();
-  const load = await runWrk(
-    { url: options.url, body: options.body, connections: options.connections, durationS: options.durationS },
-    { threads: 1 },
-  );
+  const load = await options.load();
   if (!load) return undefined;
   const wrkTicks = load.cpuTicks;
-  const target = rowsBefore + load.total - load.non2xx - load.errors;
+  const target = rowsBefore + load.acknowledgedRows;
   const drained = await waitForRows(options.countRows, target, Date.now() + options.drainTimeoutMs, {
     stallMs: 3000,
   });
@@ -74,7 +98,7 @@ export async function measureCost(options: CostOptions): Promise<CostResult | un
   byProcess.other = perRow(Math.max(0, busy - named));
   const seconds = (drained.at - startedAt) / 1000;
   return {
-    load,
+    load: load.result,
     rows,
     seconds,
     rowsPerSecond: rows / seconds,

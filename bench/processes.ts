@@ -130,7 +130,9 @@ export function ticksIn(stat: string): number {
 function roleOf(pid: number): string {
   const argv = readOr(`/proc/${pid}/cmdline`, '').split('\0');
   const at = argv.indexOf('--role');
-  return at >= 0 ? (argv[at + 1] ?? '?') : 'edge (and supervisor)';
+  const role = at >= 0 ? argv[at + 1] : 'all';
+  // `chorus start` (role all) serves HTTP in its own process and supervises the others.
+  return role === 'all' ? 'edge (and supervisor)' : (role ?? '?');
 }
 
 export function readOr(file: string, fallback = ''): string {

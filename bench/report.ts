@@ -5,6 +5,8 @@ import type { PacedLoadResult } from './paced-load.ts';
 import type { ProcessUsage } from './processes.ts';
 import type { WrkResult } from './wrk.ts';
 import type { CostResult } from './cost.ts';
+import type { SessionLoadResult } from './session-load.ts';
+import { sessionRatios, type SessionRatios, type SessionRound } from './sessions.ts';
 
 export interface ChorusTarget extends LoadResult {
   /** RSS and CPU of each Chorus process during the measured run. */
@@ -65,6 +67,8 @@ export interface BenchReport {
   chorusCost?: CostResult;
   /** The ratios of every round of the cost comparison, in the order run. */
   costRounds?: { costToBaseline: number; storedToBaseline: number; floorToBaseline: number }[];
+  /** Visitors' sessions, the baseline and Chorus, every round (sessions.ts). */
+  sessionRounds?: SessionRound[];
   /** Chorus' CPU per stored response divided by the baseline's (issue 22: ≤ 1.0, aiming at 0.7). */
   costToBaseline?: number;
   /** Chorus' stored rows/s divided by the baseline's, in the cost runs (issue 22: ≥ 1.0). */
@@ -135,6 +139,7 @@ export function formatTable(report: BenchReport): string {
     : `INCOMPLETE: ${number(all.rowsPersisted ?? 0, 0)} of ${number(all.ok2xx, 0)} acknowledged rows by the deadline`;
   return [
     ...costTable(report),
+    ...sessionTable(report.sessionRounds ?? [], settings.costConnections, settings.durationS),
     `Chorus bench, ${report.startedAt}: ${settings.connections} connections, ${settings.durationS} s per target ` +
       `after a ${settings.warmupS} s warm-up, autocannon in a child process, ${report.machine.cpus} CPUs, node ${report.machine.node}`,
     '',
@@ -188,37 +193,17 @@ function costTable(report: BenchReport): string[] {
     ...(report.floorCost ? [['log-first floor', report.floorCost] as [string, CostResult]] : []),
     ['Chorus', chorus],
   ];
-  const groups = [...new Set(columns.flatMap(([, c]) => Object.keys(c.byProcess)))].sort(
-    (a, b) => (chorus.byProcess[b] ?? 0) - (chorus.byProcess[a] ?? 0),
-  );
-  const header = ['µs of CPU per stored response', ...columns.map(([name]) => name)];
-  const row = (label: string, cell: (cost: CostResult) => string) => [
-    label,
-    ...columns.map(([, c]) => cell(c)),
-  ];
-  const rows = [
-    header,
-    row('rows stored', (c) => number(c.rows, 0) + (c.complete ? '' : ' INCOMPLETE')),
-    row('rows stored per second', (c) => number(c.rowsPerSecond, 0)),
-    row('machine busy minus wrk', (c) => number(c.cpuMicrosPerRow, 0)),
-    ...groups.map((g) => row(`  ${g}`, (c) => number(c.byProcess[g] ?? 0, 0))),
-    row('wrk (not counted)', (c) => number(c.loadToolMicrosPerRow, 0)),
-  ];
-  const widths = header.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) =>
-    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   return [
     `Cost per stored response: wrk -t1, ${report.settings.costConnections} connections, ${report.settings.durationS} s, ` +
       'from the start of the load until the last acknowledged response is a row; the median of ' +
       `${report.costRounds?.length ?? 1} rounds, each on a fresh database`,
     '',
-    line(rows[0]!),
-    line(widths.map((w) => '-'.repeat(w))),
-    ...rows.slice(1).map(line),
+    ...cpuTable(columns, { unit: 'response', loadTool: 'wrk' }),
     '',
-    `Chorus / baseline, CPU per stored response: ${number(report.costToBaseline ?? 0, 2)} (target ≤ 1.0)` +
+    `Chorus / baseline, CPU per stored response: ${number(report.costToBaseline ?? 0, 2)} (target ≤ 0.7)` +
       `; every round: ${(report.costRounds ?? []).map((r) => number(r.costToBaseline, 2)).join(', ')}`,
-    `Chorus / baseline, rows stored per second:  ${number(report.storedToBaseline ?? 0, 2)} (target ≥ 1.0)`,
+    `Chorus / baseline, rows stored per second:  ${number(report.storedToBaseline ?? 0, 2)} (target ≥ 1.5)` +
+      `; every round: ${(report.costRounds ?? []).map((r) => number(r.storedToBaseline, 2)).join(', ')}`,
     ...(report.floorToBaseline !== undefined
       ? [
           `log-first floor / baseline, CPU per stored response: ${number(report.floorToBaseline, 2)} (the least Chorus / baseline can be)`,
@@ -227,6 +212,66 @@ function costTable(report: BenchReport): string[] {
       : []),
     '',
   ];
+}
+
+/** Visitors' sessions: the synchronous baseline and Chorus side by side, the median round by CPU. */
+export function sessionTable(rounds: SessionRound[], connections: number, durationS: number): string[] {
+  const median = [...rounds].sort(
+    (a, b) => sessionRatios(a).costToBaseline - sessionRatios(b).costToBaseline,
+  )[(rounds.length - 1) >> 1];
+  if (!median) return [];
+  const ratios = sessionRatios(median);
+  const columns: [string, CostResult<SessionLoadResult>][] = [
+    ['baseline', median.baseline],
+    ['Chorus', median.chorus],
+  ];
+  const every = (pick: (r: SessionRatios) => number) =>
+    rounds.map((r) => number(pick(sessionRatios(r)), 2)).join(', ');
+  const sessions = (c: CostResult<SessionLoadResult>) =>
+    `${number(c.load.sessions, 0)} sessions at ${number(c.load.sessionsPerSecond, 0)}/s, ` +
+    `p50 ${number(c.load.sessionP50Ms, 0)} ms, p99 ${number(c.load.sessionP99Ms, 0)} ms` +
+    (c.load.failedSessions > 0
+      ? `, ${number(c.load.failedSessions, 0)} failed (${c.load.firstFailure ?? '?'})`
+      : '');
+  return [
+    `Visitors' sessions (environment state, identify, display, response created, response finished): ` +
+      `${connections} visitors at once, ${durationS} s, the median of ${rounds.length} rounds, each on a fresh database`,
+    '',
+    ...cpuTable(columns, { unit: 'session', loadTool: 'session generator' }),
+    '',
+    ...columns.map(([name, c]) => `${name}: ${sessions(c)}`),
+    `Chorus / baseline, sessions per second:     ${number(ratios.sessionsToBaseline, 2)} (target ≥ 1.5); every round: ${every((r) => r.sessionsToBaseline)}`,
+    `Chorus / baseline, CPU per stored session:  ${number(ratios.costToBaseline, 2)} (target ≤ 0.7); every round: ${every((r) => r.costToBaseline)}`,
+    '',
+  ];
+}
+
+/** Rows stored, their rate and the CPU per row by process, a column per target. */
+function cpuTable<R>(
+  columns: [string, CostResult<R>][],
+  { unit, loadTool }: { unit: string; loadTool: string },
+): string[] {
+  const last = columns.at(-1)![1];
+  const groups = [...new Set(columns.flatMap(([, c]) => Object.keys(c.byProcess)))].sort(
+    (a, b) => (last.byProcess[b] ?? 0) - (last.byProcess[a] ?? 0),
+  );
+  const header = [`µs of CPU per stored ${unit}`, ...columns.map(([name]) => name)];
+  const row = (label: string, cell: (cost: CostResult<R>) => string) => [
+    label,
+    ...columns.map(([, c]) => cell(c)),
+  ];
+  const rows = [
+    header,
+    row(`${unit}s stored`, (c) => number(c.rows, 0) + (c.complete ? '' : ' INCOMPLETE')),
+    row(`${unit}s stored per second`, (c) => number(c.rowsPerSecond, 0)),
+    row(`machine busy minus ${loadTool}`, (c) => number(c.cpuMicrosPerRow, 0)),
+    ...groups.map((g) => row(`  ${g}`, (c) => number(c.byProcess[g] ?? 0, 0))),
+    row(`${loadTool} (not counted)`, (c) => number(c.loadToolMicrosPerRow, 0)),
+  ];
+  const widths = header.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) =>
+    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  return [line(rows[0]!), line(widths.map((w) => '-'.repeat(w))), ...rows.slice(1).map(line)];
 }
 
 function number(value: number, digits: number): string {

@@ -37,9 +37,10 @@ import { startOtlpSink } from './otlp-sink.ts';
 import { runLoad, type LoadOptions, type LoadResult } from './load.ts';
 import { runPacedLoad, type PacedLoadResult } from './paced-load.ts';
 import { runWrk, type WrkResult } from './wrk.ts';
-import { measureCost, waitForRows, type CostResult } from './cost.ts';
+import { measureCost, waitForRows, wrkLoad, type CostResult } from './cost.ts';
 import { rolesOf, sampleTree, startChorusProcess, type ProcessUsage } from './processes.ts';
-import { formatTable, writeJson, type BenchReport, type ChorusTarget } from './report.ts';
+import { formatTable, sessionTable, writeJson, type BenchReport, type ChorusTarget } from './report.ts';
+import { measureSessionRounds, type SessionSettings } from './sessions.ts';
 import { loadSettings, LogLevel } from './settings.ts';
 import { prepareResponseBench, type ResponseBenchWorld } from './world.ts';
 
@@ -59,6 +60,10 @@ const Settings = Type.Object({
    * of one run spanned 0.89 to 1.62: five, so that two odd rounds do not decide the median.
    */
   BENCH_COST_ROUNDS: Type.Integer({ default: 5, minimum: 1 }),
+  /** Distinct visitors of the session comparison (session-load.ts): fewer than sessions, so most return. */
+  BENCH_SESSION_USERS: Type.Integer({ default: 5_000, minimum: 1 }),
+  /** `sessions`: only the visitor-session comparison (to iterate on it); `all`: every target. */
+  BENCH_ONLY: Type.Union([Type.Literal('all'), Type.Literal('sessions')], { default: 'all' }),
   BENCH_LOG_LEVEL: LogLevel,
   BENCH_TRACING: Type.Boolean({ default: false }),
 });
@@ -73,11 +78,15 @@ if (sink)
     OTEL_TRACES_SAMPLER: 'always_on',
   });
 try {
-  await benchmark(bench, {
-    body: bench.body,
-    connections: settings.BENCH_CONNECTIONS,
-    durationS: settings.BENCH_DURATION_S,
-  });
+  if (settings.BENCH_ONLY === 'sessions') {
+    const rounds = await measureSessionRounds(bench, sessionSettings());
+    console.log(sessionTable(rounds, settings.BENCH_COST_CONNECTIONS, settings.BENCH_DURATION_S).join('\n'));
+  } else
+    await benchmark(bench, {
+      body: bench.body,
+      connections: settings.BENCH_CONNECTIONS,
+      durationS: settings.BENCH_DURATION_S,
+    });
   if (sink) {
     const traces = sink.received.get('/v1/traces');
     console.log(
@@ -94,6 +103,17 @@ try {
 process.exit(process.exitCode ?? 0);
 
 type Load = Omit<LoadOptions, 'url'>;
+
+function sessionSettings(): SessionSettings {
+  return {
+    rounds: settings.BENCH_COST_ROUNDS,
+    connections: settings.BENCH_COST_CONNECTIONS,
+    durationS: settings.BENCH_DURATION_S,
+    users: settings.BENCH_SESSION_USERS,
+    warmUpS: WARMUP_S,
+    readyTimeoutMs: READY_TIMEOUT_MS,
+  };
+}
 
 async function benchmark(bench: ResponseBenchWorld, load: Load): Promise<void> {
   const startedAt = new Date().toISOString();
@@ -112,6 +132,7 @@ async function benchmark(bench: ResponseBenchWorld, load: Load): Promise<void> {
   await baseline.close();
   const rounds = await measureCostRounds(bench, load);
   const cost = rounds && medianRound(rounds);
+  const sessionRounds = await measureSessionRounds(bench, sessionSettings());
 
   // The whole service first: the edge alone leaves its events unconsumed in the topics.
   const all = await measureChorus('all', bench, load, { fixedRate: false });
@@ -155,6 +176,7 @@ async function benchmark(bench: ResponseBenchWorld, load: Load): Promise<void> {
       ...ratiosOf(cost),
       costRounds: rounds.map(ratiosOf),
     }),
+    sessionRounds,
     ...(edge.wrk &&
       edge.identify && {
         identifyToCreate: edge.identify.full.requestsPerSecond / edge.wrk.requestsPerSecond,
@@ -253,10 +275,12 @@ async function baselineCost(world: ResponseBenchWorld, load: Load): Promise<Cost
   const baseline = await startBaselineServer(world.world.databaseUrl);
   try {
     return await measureCost({
-      url: `http://127.0.0.1:${baseline.port}/`,
-      body: load.body!,
-      connections: settings.BENCH_COST_CONNECTIONS,
-      durationS: load.durationS,
+      load: wrkLoad({
+        url: `http://127.0.0.1:${baseline.port}/`,
+        body: load.body!,
+        connections: settings.BENCH_COST_CONNECTIONS,
+        durationS: load.durationS,
+      }),
       countRows: () => countTable(world, 'bench_baseline'),
       ownProcesses: () => new Map([[process.pid, 'baseline server']]),
       drainTimeoutMs: 10_000,
@@ -270,10 +294,12 @@ async function floorCost(world: ResponseBenchWorld, load: Load): Promise<CostRes
   const floor = await startLogFirstFloor(world.world.env, world.world.databaseUrl, logger);
   try {
     return await measureCost({
-      url: `http://127.0.0.1:${floor.port}/ceiling`,
-      body: load.body!,
-      connections: settings.BENCH_COST_CONNECTIONS,
-      durationS: load.durationS,
+      load: wrkLoad({
+        url: `http://127.0.0.1:${floor.port}/ceiling`,
+        body: load.body!,
+        connections: settings.BENCH_COST_CONNECTIONS,
+        durationS: load.durationS,
+      }),
       countRows: () => Promise.resolve(floor.stored()),
       ownProcesses: () => new Map([[process.pid, 'log-first floor']]),
       drainTimeoutMs: 30_000,
@@ -294,10 +320,12 @@ async function chorusCost(world: ResponseBenchWorld, load: Load): Promise<CostRe
     const warmUp = await runLoad({ ...load, url, body: world.body, durationS: WARMUP_S });
     await waitForRows(world.countRows, warmUp.ok2xx, Date.now() + deadlineMs, { settleMs: SETTLE_MS });
     return await measureCost({
-      url,
-      body: world.body,
-      connections: settings.BENCH_COST_CONNECTIONS,
-      durationS: load.durationS,
+      load: wrkLoad({
+        url,
+        body: world.body,
+        connections: settings.BENCH_COST_CONNECTIONS,
+        durationS: load.durationS,
+      }),
       countRows: world.countRows,
       ownProcesses: () => rolesOf(chorus.pid),
       drainTimeoutMs: deadlineMs,

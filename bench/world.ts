@@ -25,6 +25,8 @@ export interface ResponseBenchWorld {
   identify: { path: string; body: string };
   /** Rows in the world's `responses` table (an arrow: callers pass it on unbound). Cheap to poll. */
   countRows: () => Promise<number>;
+  /** Finished responses in the world's `responses` table (a count of the table: poll it after a load). */
+  countFinished: () => Promise<number>;
   /** Another world like this one, on the same services, to drop with its own `stop`. */
   another: () => Promise<ResponseBenchWorld>;
   /** Drops the world (and, for the first, stops the local services); logs errors instead of throwing. */
@@ -73,6 +75,8 @@ async function benchWorld(config: Config, logger: Logger): Promise<ResponseBench
     });
     const survey = await createSurvey(orm.em.fork(), {
       environmentId,
+      // An app survey: the widget's sessions (session-load.ts) see it in the environment state.
+      type: 'app',
       status: 'inProgress',
       questions: [
         { id: 'q1', type: 'openText', headline: 'What do you think?', required: true },
@@ -112,6 +116,14 @@ async function benchWorld(config: Config, logger: Logger): Promise<ResponseBench
                 "select sum(count) as n from record_counts where kind = 'responses'",
               )
           )[0]!.n ?? 0,
+        ),
+      countFinished: async () =>
+        Number(
+          (
+            await orm.em
+              .getConnection()
+              .execute<{ n: string }[]>('select count(*) as n from responses where finished')
+          )[0]!.n,
         ),
       another: () => benchWorld(config, logger),
       stop,

@@ -1,0 +1,135 @@
+// The visitor-session comparison: a signed-in visitor's whole session (session-load.ts) against the
+// synchronous baseline doing the same session (baseline-session-server.ts) and against Chorus as
+// `npm start` runs it, in rounds, each on a fresh database, every other round in the reverse order.
+// Sessions per second are the generator's (sessions whose five answers were 2xx); the CPU per
+// session is the machine's busy time minus the generator's, from the start of the load until every
+// finished response is stored, divided by the finished responses stored (cost.ts).
+import { freePort } from '../test/helpers/local-kafka.ts';
+import { measureCost, waitForRows, type CostLoad, type CostResult } from './cost.ts';
+import { rolesOf, startChorusProcess } from './processes.ts';
+import { startBaselineSessionServer } from './baseline-session-server.ts';
+import { runSessionLoad, type SessionLoadOptions, type SessionLoadResult } from './session-load.ts';
+import type { ResponseBenchWorld } from './world.ts';
+
+export interface SessionSettings {
+  rounds: number;
+  connections: number;
+  durationS: number;
+  users: number;
+  warmUpS: number;
+  readyTimeoutMs: number;
+}
+
+export interface SessionRound {
+  baseline: CostResult<SessionLoadResult>;
+  chorus: CostResult<SessionLoadResult>;
+}
+
+export interface SessionRatios {
+  /** Chorus' sessions per second / the baseline's (issue 37: ≥ 1.5). */
+  sessionsToBaseline: number;
+  /** Chorus' CPU per stored session / the baseline's (issue 37: ≤ 0.7). */
+  costToBaseline: number;
+}
+
+export function sessionRatios({ baseline, chorus }: SessionRound): SessionRatios {
+  return {
+    sessionsToBaseline: chorus.load.sessionsPerSecond / baseline.load.sessionsPerSecond,
+    costToBaseline: chorus.cpuMicrosPerRow / baseline.cpuMicrosPerRow,
+  };
+}
+
+export async function measureSessionRounds(
+  bench: ResponseBenchWorld,
+  settings: SessionSettings,
+): Promise<SessionRound[]> {
+  const rounds: SessionRound[] = [];
+  for (let round = 0; round < settings.rounds; round++) {
+    const world = await bench.another();
+    try {
+      const measure = {
+        baseline: () => baselineSessions(world, settings),
+        chorus: () => chorusSessions(world, settings),
+      };
+      const order = round % 2 === 0 ? (['baseline', 'chorus'] as const) : (['chorus', 'baseline'] as const);
+      const results: Partial<SessionRound> = {};
+      for (const target of order) results[target] = await measure[target]();
+      rounds.push(results as SessionRound);
+    } finally {
+      await world.stop();
+    }
+  }
+  return rounds;
+}
+
+function sessionLoad(options: SessionLoadOptions): () => Promise<CostLoad<SessionLoadResult>> {
+  return async () => {
+    const result = await runSessionLoad(options);
+    if (result.sessions === 0) throw new Error(`no session completed: ${result.firstFailure ?? 'no answer'}`);
+    // A session ended by the clock after its last request was sent is stored too; only complete ones
+    // are counted as acknowledged.
+    return { result, cpuTicks: result.cpuTicks, acknowledgedRows: result.sessions };
+  };
+}
+
+async function baselineSessions(
+  world: ResponseBenchWorld,
+  settings: SessionSettings,
+): Promise<CostResult<SessionLoadResult>> {
+  const survey = { id: world.surveyId, body: { id: world.surveyId, type: 'app', status: 'inProgress' } };
+  const baseline = await startBaselineSessionServer(world.world.databaseUrl, world.environmentId, survey);
+  try {
+    const load = (durationS: number) =>
+      sessionLoad({
+        origin: `http://127.0.0.1:${baseline.port}`,
+        environmentId: world.environmentId,
+        surveyId: world.surveyId,
+        connections: settings.connections,
+        durationS,
+        users: settings.users,
+      });
+    await load(settings.warmUpS)();
+    return (await measureCost({
+      load: load(settings.durationS),
+      countRows: () => baseline.countFinished(),
+      ownProcesses: () => new Map([[process.pid, 'baseline server']]),
+      drainTimeoutMs: 10_000,
+    }))!;
+  } finally {
+    await baseline.close();
+  }
+}
+
+async function chorusSessions(
+  world: ResponseBenchWorld,
+  settings: SessionSettings,
+): Promise<CostResult<SessionLoadResult>> {
+  const port = await freePort();
+  const chorus = startChorusProcess('all', world.world.env, port);
+  try {
+    await chorus.ready(settings.readyTimeoutMs);
+    const load = (durationS: number) =>
+      sessionLoad({
+        origin: `http://127.0.0.1:${port}`,
+        environmentId: world.environmentId,
+        surveyId: world.surveyId,
+        connections: settings.connections,
+        durationS,
+        users: settings.users,
+      });
+    const deadlineMs = Math.max(60, 10 * settings.durationS) * 1000;
+    const warmUp = await load(settings.warmUpS)();
+    // Stored before the measured load starts, so that the warm-up's are not counted in it.
+    await waitForRows(world.countFinished, warmUp.result.sessions, Date.now() + deadlineMs, {
+      settleMs: 1_000,
+    });
+    return (await measureCost({
+      load: load(settings.durationS),
+      countRows: world.countFinished,
+      ownProcesses: () => rolesOf(chorus.pid),
+      drainTimeoutMs: deadlineMs,
+    }))!;
+  } finally {
+    await chorus.stop();
+  }
+}
