@@ -13,6 +13,7 @@ import { createLogger } from '../src/logger.ts';
 import { freePort } from '../test/helpers/local-kafka.ts';
 import { runLoad, type LoadOptions } from './load.ts';
 import { runPacedLoad } from './paced-load.ts';
+import { runSessionLoad } from './session-load.ts';
 import { runWrk } from './wrk.ts';
 import { startChorusProcess } from './processes.ts';
 import { loadSettings, LogLevel } from './settings.ts';
@@ -26,8 +27,13 @@ const Settings = Type.Object({
   BENCH_DURATION_S: Type.Integer({ default: 15, minimum: 1 }),
   BENCH_CONNECTIONS: Type.Integer({ default: 50, minimum: 1 }),
   BENCH_LOG_LEVEL: LogLevel,
-  /** What is sent: response creates, or identifies of a new user each time (loaded by wrk). */
-  BENCH_REQUEST: Type.Union([Type.Literal('responses'), Type.Literal('identify')], { default: 'responses' }),
+  /**
+   * What is sent: response creates, identifies of a new user each time (loaded by wrk), or visitors'
+   * whole sessions (session-load.ts, BENCH_CONNECTIONS visitors at once; BENCH_RATE does not apply).
+   */
+  BENCH_REQUEST: Type.Union([Type.Literal('responses'), Type.Literal('identify'), Type.Literal('sessions')], {
+    default: 'responses',
+  }),
   /** Requests/s from the paced (open-loop) generator instead of wrk's (or autocannon's) as-fast-as-answered. */
   BENCH_RATE: Type.Optional(Type.Number({ minimum: 1 })),
 });
@@ -45,17 +51,32 @@ try {
   ]);
   try {
     await chorus.ready(120_000);
-    const identify = settings.BENCH_REQUEST === 'identify';
-    const load = {
-      url: `http://127.0.0.1:${port}${identify ? bench.identify.path : bench.path}`,
-      body: identify ? bench.identify.body : bench.body,
-      connections: settings.BENCH_CONNECTIONS,
-    };
-    const result = await loadOf({ ...load, durationS: settings.BENCH_DURATION_S }, identify);
-    console.log(
-      `${settings.BENCH_ROLE}: ${Math.round(result.requestsPerSecond)} req/s, p99 ${result.latencyP99Ms} ms, ` +
-        `${result.non2xx} non-2xx, ${result.errors} errors`,
-    );
+    if (settings.BENCH_REQUEST === 'sessions') {
+      const sessions = await runSessionLoad({
+        origin: `http://127.0.0.1:${port}`,
+        environmentId: bench.environmentId,
+        surveyId: bench.surveyId,
+        connections: settings.BENCH_CONNECTIONS,
+        durationS: settings.BENCH_DURATION_S,
+        users: 5_000,
+      });
+      console.log(
+        `${settings.BENCH_ROLE}: ${Math.round(sessions.sessionsPerSecond)} sessions/s, p99 ${Math.round(sessions.sessionP99Ms)} ms, ` +
+          `${sessions.failedSessions} failed`,
+      );
+    } else {
+      const identify = settings.BENCH_REQUEST === 'identify';
+      const load = {
+        url: `http://127.0.0.1:${port}${identify ? bench.identify.path : bench.path}`,
+        body: identify ? bench.identify.body : bench.body,
+        connections: settings.BENCH_CONNECTIONS,
+      };
+      const result = await loadOf({ ...load, durationS: settings.BENCH_DURATION_S }, identify);
+      console.log(
+        `${settings.BENCH_ROLE}: ${Math.round(result.requestsPerSecond)} req/s, p99 ${result.latencyP99Ms} ms, ` +
+          `${result.non2xx} non-2xx, ${result.errors} errors`,
+      );
+    }
   } finally {
     await chorus.stop();
   }

@@ -41,6 +41,11 @@ import { measureCost, waitForRows, wrkLoad, type CostResult } from './cost.ts';
 import { rolesOf, sampleTree, startChorusProcess, type ProcessUsage } from './processes.ts';
 import { formatTable, sessionTable, writeJson, type BenchReport, type ChorusTarget } from './report.ts';
 import { measureSessionRounds, type SessionSettings } from './sessions.ts';
+import {
+  identifyStatesTable,
+  measureIdentifyStates,
+  type IdentifyStatesSettings,
+} from './identify-states.ts';
 import { loadSettings, LogLevel } from './settings.ts';
 import { prepareResponseBench, type ResponseBenchWorld } from './world.ts';
 
@@ -63,7 +68,13 @@ const Settings = Type.Object({
   /** Distinct visitors of the session comparison (session-load.ts): fewer than sessions, so most return. */
   BENCH_SESSION_USERS: Type.Integer({ default: 5_000, minimum: 1 }),
   /** `sessions`: only the visitor-session comparison (to iterate on it); `all`: every target. */
-  BENCH_ONLY: Type.Union([Type.Literal('all'), Type.Literal('sessions')], { default: 'all' }),
+  BENCH_ONLY: Type.Union([Type.Literal('all'), Type.Literal('sessions'), Type.Literal('identify')], {
+    default: 'all',
+  }),
+  /** Seconds of creates the edge alone acknowledges before identify's rounds (identify-states.ts). */
+  BENCH_BACKLOG_S: Type.Integer({ default: 20, minimum: 1 }),
+  /** Identify's rounds once the backlog is stored. */
+  BENCH_IDENTIFY_STORED_ROUNDS: Type.Integer({ default: 2, minimum: 0 }),
   BENCH_LOG_LEVEL: LogLevel,
   BENCH_TRACING: Type.Boolean({ default: false }),
 });
@@ -81,6 +92,8 @@ try {
   if (settings.BENCH_ONLY === 'sessions') {
     const rounds = await measureSessionRounds(bench, sessionSettings());
     console.log(sessionTable(rounds, settings.BENCH_COST_CONNECTIONS, settings.BENCH_DURATION_S).join('\n'));
+  } else if (settings.BENCH_ONLY === 'identify') {
+    console.log(identifyStatesTable(await measureIdentifyStates(bench, identifyStatesSettings())).join('\n'));
   } else
     await benchmark(bench, {
       body: bench.body,
@@ -103,6 +116,17 @@ try {
 process.exit(process.exitCode ?? 0);
 
 type Load = Omit<LoadOptions, 'url'>;
+
+function identifyStatesSettings(): IdentifyStatesSettings {
+  return {
+    backlogS: settings.BENCH_BACKLOG_S,
+    roundS: settings.BENCH_DURATION_S,
+    connections: settings.BENCH_CONNECTIONS,
+    storedRounds: settings.BENCH_IDENTIFY_STORED_ROUNDS,
+    maxDrainingRounds: 10,
+    readyTimeoutMs: READY_TIMEOUT_MS,
+  };
+}
 
 function sessionSettings(): SessionSettings {
   return {

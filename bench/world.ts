@@ -8,7 +8,7 @@ import { createEnvironment } from '../src/store/environments.ts';
 import { migrate, openStore, type Orm } from '../src/store/orm.ts';
 import { createSurvey } from '../src/store/surveys.ts';
 import { createTestWorld, type TestWorld } from '../test/helpers/env.ts';
-import { UNIQUE } from './wrk.ts';
+import { RETURNING, UNIQUE } from './wrk.ts';
 
 export interface ResponseBenchWorld {
   world: TestWorld;
@@ -21,8 +21,11 @@ export interface ResponseBenchWorld {
   path: string;
   /** A realistic finished response to the bench's survey, which the edge validates in full. */
   body: string;
-  /** The path and body of an identify, as js-core sends it, of a new user each time (wrk.ts UNIQUE). */
-  identify: { path: string; body: string };
+  /**
+   * The path and body of an identify, as js-core sends it, of a new user each time (wrk.ts UNIQUE),
+   * and one of a returning user (one of RETURNING_USERS), each with a number attribute.
+   */
+  identify: { path: string; body: string; returningBody: string };
   /** Rows in the world's `responses` table (an arrow: callers pass it on unbound). Cheap to poll. */
   countRows: () => Promise<number>;
   /** Finished responses in the world's `responses` table (a count of the table: poll it after a load). */
@@ -101,7 +104,11 @@ async function benchWorld(config: Config, logger: Logger): Promise<ResponseBench
         path: `/api/v2/client/${environmentId}/user`,
         body: JSON.stringify({
           userId: `bench-${UNIQUE}`,
-          attributes: { plan: 'free', email: `u${UNIQUE}@example.com` },
+          attributes: { plan: 'free', email: `u${UNIQUE}@example.com`, seats: 12 },
+        }),
+        returningBody: JSON.stringify({
+          userId: `returning-${RETURNING}`,
+          attributes: { plan: 'pro', email: `r${RETURNING}@example.com`, seats: 30 },
         }),
       },
       // From the counts the store's triggers keep in the transaction that stores the rows (exact, 16

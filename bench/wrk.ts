@@ -22,6 +22,9 @@ export interface WrkResult {
 
 /** In a body, replaced by a number unique to each request of the run (e.g. distinct user ids). */
 export const UNIQUE = '{{n}}';
+/** In a body, replaced by one of RETURNING_USERS numbers, the same in every run (returning users). */
+export const RETURNING = '{{r}}';
+export const RETURNING_USERS = 2_000;
 
 // wrk's Lua hooks: the request, and at the end one JSON line of the figures the bench reads.
 const script = (body: string | undefined) => `
@@ -33,7 +36,7 @@ wrk.body = ${JSON.stringify(body)}
 wrk.headers["Content-Type"] = "application/json"`
 }
 ${
-  body?.includes(UNIQUE)
+  body?.includes(UNIQUE) || body?.includes(RETURNING)
     ? `local threads = 0
 setup = function(thread) threads = threads + 1; thread:set("tid", threads) end
 local n = 0
@@ -41,7 +44,9 @@ local prefix = string.format("%x", os.time())
 request = function()
   n = n + 1
   local unique = prefix .. "-" .. tid .. "-" .. n
-  return wrk.format(nil, nil, nil, (string.gsub(wrk.body, "{{n}}", unique)))
+  local returning = tostring((n * threads + tid) % ${RETURNING_USERS})
+  local body = string.gsub(wrk.body, "{{n}}", unique)
+  return wrk.format(nil, nil, nil, (string.gsub(body, "{{r}}", returning)))
 end`
     : ''
 }

@@ -46,8 +46,9 @@ export function contactReader(em: EntityManager): (id: string) => Promise<Contac
       environment_id: string;
       user_id: string;
       attributes: Record<string, string>;
-      created_at: Date;
-      updated_at: Date;
+      // Timestamps arrive as text: MikroORM's pg driver parses none (its entities do).
+      created_at: string;
+      updated_at: string;
     }>(
       em,
       'select id, environment_id, user_id, attributes, created_at, updated_at from contacts where id = any(?)',
@@ -58,8 +59,8 @@ export function contactReader(em: EntityManager): (id: string) => Promise<Contac
         row.id,
         {
           id: row.id,
-          createdAt: row.created_at.toISOString(),
-          updatedAt: row.updated_at.toISOString(),
+          createdAt: new Date(row.created_at).toISOString(),
+          updatedAt: new Date(row.updated_at).toISOString(),
           environmentId: row.environment_id,
           userId: row.user_id,
           attributes: row.attributes,

@@ -60,7 +60,7 @@ export function ormOptions(databaseUrl: string, logger?: Logger, { timeouts = tr
         // The whole URL, for pg to read as libpq would: MikroORM hands knex only its host, port,
         // user, password and database, which would drop `sslmode`, `sslrootcert`, `sslcert` and
         // `sslkey` (a managed PostgreSQL over TLS), and pg lets the URL's own values win.
-        connectionString: databaseUrl,
+        ...withCustomPlans(databaseUrl),
         connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
         ...limits,
         // A transaction left open by a process that hangs does not hold its locks for ever.
@@ -79,6 +79,31 @@ export function ormOptions(databaseUrl: string, logger?: Logger, { timeouts = tr
       },
     },
   };
+}
+
+/**
+ * The connection string, and the server options each connection starts with: every statement
+ * planned for the values it runs with (`plan_cache_mode=force_custom_plan`). Chorus' statements are
+ * prepared (named, see `query`), and PostgreSQL gives a prepared statement, after five runs, a
+ * generic plan chosen by the table's size at the time: on a new database, a sequential scan. That
+ * plan stayed until the table was analyzed again: the edge's lookup of a contact by id scanned the
+ * whole table (37 ms a call at 75,000 contacts), and identifies of new users fell from 0.6× to 0.06×
+ * the creates per second (docs/performance.md). Planning each run costs tens of microseconds.
+ * Options the URL gives (e.g. a managed provider's `options=endpoint=…`) are kept, ours after them.
+ */
+export function withCustomPlans(databaseUrl: string): { connectionString: string; options: string } {
+  const ours = '-c plan_cache_mode=force_custom_plan';
+  let url: URL;
+  try {
+    url = new URL(databaseUrl);
+  } catch {
+    return { connectionString: databaseUrl, options: ours };
+  }
+  // pg lets the URL's own `options` win over the configuration's: taken out, and joined with ours.
+  const theirs = url.searchParams.get('options');
+  if (theirs === null) return { connectionString: databaseUrl, options: ours };
+  url.searchParams.delete('options');
+  return { connectionString: url.toString(), options: `${theirs} ${ours}` };
 }
 
 /**

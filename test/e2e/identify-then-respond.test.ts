@@ -85,4 +85,33 @@ describe('identify, then respond at another edge', () => {
       assert.deepEqual(row?.contactAttributes, { userId, plan: 'pro', company }, `response of ${userId}`);
     }
   });
+
+  test('a stored user identified at an edge that never saw them is answered with the stored attributes merged', async () => {
+    const { environmentId } = await first.createEnvironment('enterprise');
+    const user = `/api/v1/client/${environmentId}/user`;
+    const identified = await call(first.baseUrl, 'POST', user, {
+      userId: 'u1',
+      attributes: { company: 'Acme' },
+    });
+    assert.equal(identified.status, 200, JSON.stringify(identified.body));
+    const contactId = identified.body.data.id as string;
+    await waitFor(
+      async () =>
+        (
+          await first.chorus.orm.em
+            .fork()
+            .getConnection()
+            .execute<{ n: string }[]>('select count(*) as n from contacts where id = ?', [contactId])
+        )[0]!.n === '1' || undefined,
+      { what: 'the contact to be stored', timeoutMs: 30_000 },
+    );
+    // The second edge has not seen u1: it reads the contact from the store.
+    const again = await call(`http://127.0.0.1:${second!.port}`, 'POST', user, {
+      userId: 'u1',
+      attributes: { plan: 'pro' },
+    });
+    assert.equal(again.status, 200, JSON.stringify(again.body));
+    assert.deepEqual(again.body.data.attributes, { userId: 'u1', company: 'Acme', plan: 'pro' });
+    assert.equal(again.body.data.createdAt, identified.body.data.createdAt, 'created when first identified');
+  });
 });
