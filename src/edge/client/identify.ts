@@ -193,9 +193,17 @@ async function identify(
   // same attributes twice, which changes nothing. A history that cannot be read (PostgreSQL
   // unavailable) is left out, and the state says so by its segments and expiry (see above).
   const contactId = contactIdFor(environmentId, input.userId);
+  // A contact the store does not hold has no stored history (displays, responses and memberships
+  // name stored contacts): the history is read only for one it holds, which spares a new user's
+  // identify a statement (half of what it asks of PostgreSQL).
+  const existing = unlessUnavailable(ctx.contacts.get(contactId));
   const [contact, stored, segments] = await Promise.all([
-    publishIdentify(ctx, environmentId, input, contactId),
-    unlessUnavailable(activityOf(environmentId, contactId)),
+    publishIdentify(ctx, environmentId, input, contactId, existing),
+    existing.then((found) =>
+      found?.value
+        ? unlessUnavailable(activityOf(environmentId, contactId))
+        : found && { value: emptyActivity() },
+    ),
     unlessUnavailable(ctx.segments.get(environmentId)),
   ]);
   const recent = ctx.recent.of(contactId);
@@ -247,6 +255,7 @@ export async function publishIdentify(
   environmentId: string,
   input: IdentifyInput,
   contactId = contactIdFor(environmentId, input.userId),
+  existingRead = unlessUnavailable(ctx.contacts.get(contactId)),
 ): Promise<ContactRecord> {
   const event: ContactIdentified = {
     type: 'contact.identified',
@@ -263,10 +272,7 @@ export async function publishIdentify(
   // read again as soon as the store answers.
   // Read beside the write (an identify's latency is one of them, not their sum): a contact the
   // processor updated meanwhile merges the same attributes again, which changes nothing.
-  const [existing] = await Promise.all([
-    unlessUnavailable(ctx.contacts.get(contactId)),
-    ctx.outputs.contacts.publish(event),
-  ]);
+  const [existing] = await Promise.all([existingRead, ctx.outputs.contacts.publish(event)]);
   const contact: ContactRecord = {
     id: contactId,
     createdAt: existing?.value?.createdAt ?? event.occurredAt,
