@@ -5,6 +5,7 @@ import type { PacedLoadResult } from './paced-load.ts';
 import type { ProcessUsage } from './processes.ts';
 import type { WrkResult } from './wrk.ts';
 import type { CostResult } from './cost.ts';
+import { identifyStatesTable, type IdentifyStates } from './identify-states.ts';
 import type { SessionLoadResult } from './session-load.ts';
 import { sessionRatios, type SessionRatios, type SessionRound } from './sessions.ts';
 
@@ -69,6 +70,8 @@ export interface BenchReport {
   costRounds?: { costToBaseline: number; storedToBaseline: number; floorToBaseline: number }[];
   /** Visitors' sessions, the baseline and Chorus, every round (sessions.ts). */
   sessionRounds?: SessionRound[];
+  /** Identify while a backlog drains and once it is stored (identify-states.ts). */
+  identifyStates?: IdentifyStates;
   /** Chorus' CPU per stored response divided by the baseline's (issue 22: ≤ 1.0, aiming at 0.7). */
   costToBaseline?: number;
   /** Chorus' stored rows/s divided by the baseline's, in the cost runs (issue 22: ≥ 1.0). */
@@ -140,6 +143,7 @@ export function formatTable(report: BenchReport): string {
   return [
     ...costTable(report),
     ...sessionTable(report.sessionRounds ?? [], settings.costConnections, settings.durationS),
+    ...identifyStatesTable(report.identifyStates),
     `Chorus bench, ${report.startedAt}: ${settings.connections} connections, ${settings.durationS} s per target ` +
       `after a ${settings.warmupS} s warm-up, autocannon in a child process, ${report.machine.cpus} CPUs, node ${report.machine.node}`,
     '',

@@ -16,6 +16,12 @@
 //   loaded by wrk, as a check that autocannon is not what limits the ceiling;
 // - Chorus as `npm start` runs it (`chorus start`: the edge, and the processors and integrations in
 //   child processes): acknowledged POSTs/s and rows persisted per second end to end.
+// - visitors' sessions (sessions.ts): a signed-in visitor's environment state, identify, display,
+//   response created and finished, against a synchronous server doing the same session, in
+//   BENCH_COST_ROUNDS rounds: sessions per second and CPU per stored session;
+// - identify in the states of the store (identify-states.ts): a backlog of BENCH_BACKLOG_S of
+//   creates acknowledged by the edge alone, then rounds of creates and identifies (new and
+//   returning users) while `chorus start` drains it and once it is stored.
 // Chorus runs as child processes built from dist/ (`npm run bench` builds first), in a private test
 // world (its own database and topics) on the local services `npm test` uses; their RSS and CPU are
 // read per process from /proc.
@@ -163,6 +169,7 @@ async function benchmark(bench: ResponseBenchWorld, load: Load): Promise<void> {
   const edge = await measureChorus('edge', bench, load, { fixedRate: true });
   const atEdgeHalfRate =
     edge.atHalfRate && (await pacedBesideEdge(bench, load, edge.atHalfRate.requestsPerSecond));
+  const identifyStates = await measureIdentifyStates(bench, identifyStatesSettings());
 
   const report: BenchReport = {
     startedAt,
@@ -201,6 +208,7 @@ async function benchmark(bench: ResponseBenchWorld, load: Load): Promise<void> {
       costRounds: rounds.map(ratiosOf),
     }),
     sessionRounds,
+    ...(identifyStates && { identifyStates }),
     ...(edge.wrk &&
       edge.identify && {
         identifyToCreate: edge.identify.full.requestsPerSecond / edge.wrk.requestsPerSecond,
