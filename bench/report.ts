@@ -172,7 +172,8 @@ export function formatTable(report: BenchReport): string {
     `Chorus edge alone, p99 at half its rate:   ${milliseconds(edge.atHalfRate?.latencyP99Ms ?? 0)} ms (target ≤ 10)` +
       (report.atEdgeHalfRate
         ? `; at that rate, the Kafka ceiling ${milliseconds(report.atEdgeHalfRate.ceiling.latencyP99Ms)} ms, ` +
-          `hello world ${milliseconds(report.atEdgeHalfRate.hello.latencyP99Ms)} ms`
+          `hello world ${milliseconds(report.atEdgeHalfRate.hello.latencyP99Ms)} ms; edge / Kafka ceiling ` +
+          `${number((edge.atHalfRate?.latencyP99Ms ?? 0) / Math.max(report.atEdgeHalfRate.ceiling.latencyP99Ms, 1), 2)} (target ≤ 2)`
         : ''),
     `Processes, edge alone at full rate:        ${usage(edge.processes)}`,
     `Processes, edge alone at half rate:        ${usage(edge.processesAtHalfRate)}`,

@@ -66,8 +66,8 @@ function sessionLoad(options: SessionLoadOptions): () => Promise<CostLoad<Sessio
   return async () => {
     const result = await runSessionLoad(options);
     if (result.sessions === 0) throw new Error(`no session completed: ${result.firstFailure ?? 'no answer'}`);
-    // A session ended by the clock after its last request was sent is stored too; only complete ones
-    // are counted as acknowledged.
+    // A session under way when the time is up runs to its end: each complete one is a finished
+    // response acknowledged (a failed one is not counted).
     return { result, cpuTicks: result.cpuTicks, acknowledgedRows: result.sessions };
   };
 }
