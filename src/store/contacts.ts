@@ -245,7 +245,6 @@ export async function upsertContacts(
   );
 }
 
-/** The attributes of the contacts `ids`, by contact id. */
 /** A contact's attributes, and the edge clock of the identify that set each one (events/clock.ts). */
 export interface StoredAttributes {
   attributes: Record<string, string>;
