@@ -88,8 +88,8 @@ export function ormOptions(databaseUrl: string, logger?: Logger, { timeouts = tr
  * generic plan chosen by the table's size at the time: on a new database, a sequential scan. That
  * plan stayed until the table was analyzed again: the edge's lookup of a contact by id scanned the
  * whole table (37 ms a call at 75,000 contacts), and identifies of new users fell from 0.6× to 0.06×
- * the creates per second (docs/performance.md). Planning each run costs tens of microseconds.
- * Options the URL gives (e.g. a managed provider's `options=endpoint=…`) are kept, ours after them.
+ * the creates per second (docs/performance.md). Planning is paid per statement, not per row (a
+ * batch of hundreds is planned once). Options the URL gives (e.g. a managed provider's `options=endpoint=…`) are kept, ours after them.
  */
 export function withCustomPlans(databaseUrl: string): { connectionString: string; options: string } {
   const ours = '-c plan_cache_mode=force_custom_plan';
@@ -111,10 +111,10 @@ export function withCustomPlans(databaseUrl: string): { connectionString: string
  * transaction when it has one. For the batch statements of the hot path: MikroORM's `execute`
  * quotes every value into the SQL text, which costs CPU in proportion to the batch's JSON.
  *
- * Each statement is a named prepared statement: PostgreSQL parses and plans it once per connection
- * instead of at every call (about 100 µs of its CPU per statement here; a fifth of its work for a
- * batch of 230 responses, a third for a batch of ten). Behind PgBouncer in transaction mode this
- * needs PgBouncer 1.21 or later with `max_prepared_statements` set (docs/operations.md).
+ * Each statement is a named prepared statement: PostgreSQL parses it once per connection instead
+ * of at every call, and plans each call for its values (`withCustomPlans`). Behind PgBouncer in
+ * transaction mode this needs PgBouncer 1.21 or later with `max_prepared_statements` set
+ * (docs/operations.md).
  */
 export async function query<T>(em: EntityManager, sql: string, values: readonly unknown[]): Promise<T[]> {
   const knex = em.getTransactionContext<Knex.Transaction>() ?? em.getConnection().getKnex();
