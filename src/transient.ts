@@ -11,6 +11,7 @@ const TRANSIENT_CODES = new Set([
   '57P01',
   '57P02',
   '57P03', // admin shutdown, crash shutdown, cannot connect now
+  '53200', // out of memory ("out of shared memory": the lock table is full for now)
   '53300', // too many connections
   '40001',
   '40P01', // serialization failure, deadlock

@@ -9,7 +9,7 @@ import { query, type EntityManager } from './orm.ts';
 
 /** Locks the contacts `ids` until the transaction of `tx` ends, waiting for whoever holds them. */
 export function lockContacts(tx: EntityManager, ids: Iterable<string | null | undefined>): Promise<void> {
-  return lockKeys(tx, 'chorus.contact', ids);
+  return lockMany(tx, 'chorus.contact', ids);
 }
 
 /**
@@ -19,7 +19,7 @@ export function lockContacts(tx: EntityManager, ids: Iterable<string | null | un
  * instead of both missing the other and leaving the two unlinked. Contacts are locked before.
  */
 export function lockDisplays(tx: EntityManager, ids: Iterable<string | null | undefined>): Promise<void> {
-  return lockKeys(tx, 'chorus.display', ids);
+  return lockMany(tx, 'chorus.display', ids);
 }
 
 /**
@@ -44,6 +44,49 @@ const lockStatement = (lockFunction: string) =>
    from (select distinct hashtext(id) as key from jsonb_array_elements_text(?::jsonb) as t (id) order by key) as k`;
 const LOCK_EXCLUSIVE = lockStatement('pg_advisory_xact_lock');
 const LOCK_SHARED = lockStatement('pg_advisory_xact_lock_shared');
+
+/**
+ * The buckets a batch's names fall in (BUCKETS of them per lock class), each locked once, in
+ * ascending order. The lock class of the buckets is the names' class with `#bucket` appended.
+ */
+const BUCKETS = 64;
+const bucketStatement = (lockFunction: string) =>
+  `select ${lockFunction}(hashtext(?), k.key)
+   from (select distinct hashtext(id) & ${BUCKETS - 1} as key from jsonb_array_elements_text(?::jsonb) as t (id) order by key) as k`;
+const BUCKETS_EXCLUSIVE = bucketStatement('pg_advisory_xact_lock');
+const BUCKETS_SHARED = bucketStatement('pg_advisory_xact_lock_shared');
+
+/**
+ * Locks `names` as `lockKeys` does (exclusive), but never holds more than 2 × BUCKETS locks in
+ * the class, however many names a batch carries. PostgreSQL keeps every advisory lock in one lock
+ * table shared by the whole server (7,000 fitted and 15,000 did not, with its defaults): a batch of a backlog
+ * (thousands of contacts and displays in one transaction, several such transactions at once) had
+ * filled it, and every statement that needed a lock then failed with "out of shared memory".
+ *
+ * Two levels, as a database locks a table and its rows: a few names are locked each (exclusive)
+ * under their buckets locked shared; more than BUCKETS names lock their buckets exclusive, which
+ * covers every name in them. Two writers of one name always conflict: at the name, or at its
+ * bucket. Locks are taken buckets first, then names, each in ascending order, and a class before
+ * the next (contacts, then displays), so no two transactions wait for each other in a cycle. A
+ * big batch waits for (and holds up) every transaction whose names share a bucket with it: only
+ * a backlog makes batches that big.
+ */
+async function lockMany(
+  tx: EntityManager,
+  lockClass: string,
+  names: Iterable<string | null | undefined>,
+): Promise<void> {
+  const unique = [...new Set(names)].filter((id): id is string => typeof id === 'string' && id !== '');
+  if (unique.length === 0) return;
+  const json = JSON.stringify(unique);
+  const bucketClass = `${lockClass}#bucket`;
+  if (unique.length > BUCKETS) {
+    await query(tx, BUCKETS_EXCLUSIVE, [bucketClass, json]);
+    return;
+  }
+  await query(tx, BUCKETS_SHARED, [bucketClass, json]);
+  await query(tx, LOCK_EXCLUSIVE, [lockClass, json]);
+}
 
 /**
  * Locks `names` in the lock class `lockClass` until the transaction of `tx` ends, waiting for
