@@ -70,6 +70,15 @@ describe('statuses shared by edges through Redis', () => {
     });
   });
 
+  test('a status set and shared is in Redis when setShared resolves, for the other edge to read', async () => {
+    const [a, b] = [await edge(), await edge()];
+    for (let i = 0; i < 20; i++) {
+      await a.setShared(`rsp_shared${i}`, { finished: true });
+      assert.equal(await inRedis(`rsp_shared${i}`), JSON.stringify({ finished: true }));
+      assert.deepEqual(await b.get(`rsp_shared${i}`), { finished: true });
+    }
+  });
+
   test('with STATUS_SHARE_S=0 nothing is shared', async () => {
     const [a, b] = [await edge(0), await edge(0)];
     a.set('rsp_2', { finished: false });

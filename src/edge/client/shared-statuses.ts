@@ -24,11 +24,24 @@ export interface SharedStatuses<V> {
   get(id: string): Promise<V | undefined>;
   /** The status after an acknowledged write: shared with the other edges as the answer leaves. */
   set(id: string, status: V): void;
+  /**
+   * `set`, resolved once the other edges can read the status (Redis answered the command that
+   * carried it), at once when there is nobody to share with (an edge alone, Redis down); it never
+   * rejects. For a write whose answer must not go out before another edge can read it (identify).
+   */
+  setShared(id: string, status: V): Promise<void>;
 }
 
 /** What one edge knows by itself: what it wrote, and its cache of the store. */
 export function ownStatuses<V>(local: Directory<V>): SharedStatuses<V> {
-  return { get: (id) => local.get(id), set: (id, status) => local.set(id, status) };
+  return {
+    get: (id) => local.get(id),
+    set: (id, status) => local.set(id, status),
+    setShared: (id, status) => {
+      local.set(id, status);
+      return Promise.resolve();
+    },
+  };
 }
 
 /** How long an edge that is alone holds back the statuses it shares. */
@@ -75,16 +88,27 @@ export function sharedStatuses<V>(options: {
   // Redis has them before any later read of this edge's client (one connection, in order).
   let pending = new Map<string, V>();
   let heldBack: NodeJS.Timeout | undefined;
+  // Settles once the next flush's commands have been answered (or failed).
+  let nextFlush = deferred();
   const flush = () => {
     clearTimeout(heldBack);
     heldBack = undefined;
     const ids = [...pending.keys()];
     const statuses = [...pending.values()];
     pending = new Map();
+    const sent: Promise<void>[] = [];
     for (let i = 0; i < ids.length; i += FLUSH_CHUNK) {
       const values = statuses.slice(i, i + FLUSH_CHUNK).map((status) => JSON.stringify(status));
-      setAll(redis, ids.slice(i, i + FLUSH_CHUNK).map(keyOf), [ttlSeconds, ...values]).then(shared, unshared);
+      sent.push(
+        setAll(redis, ids.slice(i, i + FLUSH_CHUNK).map(keyOf), [ttlSeconds, ...values]).then(
+          shared,
+          unshared,
+        ),
+      );
     }
+    const { resolve } = nextFlush;
+    nextFlush = deferred();
+    void Promise.all(sent).then(() => resolve());
   };
   peers?.onShareAtOnce(flush);
 
@@ -104,16 +128,32 @@ export function sharedStatuses<V>(options: {
       return local.get(id);
     },
     set(id, status) {
-      local.set(id, status);
-      if (redis.status !== 'ready') {
-        pending.delete(id); // an older status held back is neither answered nor sent any more
-        return unshared();
-      }
-      if (pending.size === 0) {
-        if (peers?.alone()) heldBack = setTimeout(flush, aloneFlushMs).unref();
-        else process.nextTick(flush);
-      }
-      pending.set(id, status);
+      void setShared(id, status);
     },
+    setShared,
   };
+
+  function setShared(id: string, status: V): Promise<void> {
+    local.set(id, status);
+    if (redis.status !== 'ready') {
+      pending.delete(id); // an older status held back is neither answered nor sent any more
+      unshared();
+      return Promise.resolve();
+    }
+    const alone = peers?.alone() === true;
+    if (pending.size === 0) {
+      if (alone) heldBack = setTimeout(flush, aloneFlushMs).unref();
+      else process.nextTick(flush);
+    }
+    pending.set(id, status);
+    // Alone, nobody reads it before this edge shares what it held back (edge/peers.ts).
+    return alone ? Promise.resolve() : nextFlush.promise;
+  }
+}
+
+/** A promise and its resolve (Promise.withResolvers, which Node 20 lacks). */
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((settle) => (resolve = settle));
+  return { promise, resolve };
 }
