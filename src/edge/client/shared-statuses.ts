@@ -5,9 +5,10 @@
 // finish, a link). So after Kafka acknowledged a write, the edge sends the record's status to Redis
 // as it answers, and reads it there first. It does not wait for Redis' reply: the status leaves on
 // the same turn as the answer, and the client's next request reaches another edge only after a
-// round trip through the client, by which time Redis has it. The statuses of one turn (the writes
-// one Kafka acknowledgement answered) go in one command: one per write cost the edge a sixth of its
-// throughput. An edge that is alone (edge/peers.ts) has nobody to share with at once: it sends
+// round trip through the client, by which time Redis has it: usually, not on a busy machine, so an
+// identify, whose attributes a response at another edge must carry, waits for the reply
+// (`setShared`). The statuses of one turn (the writes one Kafka acknowledgement answered) go in one
+// command: one per write cost the edge a sixth of its throughput. An edge that is alone (edge/peers.ts) has nobody to share with at once: it sends
 // what it held back every ALONE_FLUSH_MS (a tenth of the commands under load, each small enough
 // not to hold up the event loop), and at once when another edge comes (before that edge serves)
 // or when it stops. What Redis does not hold (it expired, or Redis was emptied, or an edge alone
