@@ -76,7 +76,7 @@ async function lockMany(
   lockClass: string,
   names: Iterable<string | null | undefined>,
 ): Promise<void> {
-  const unique = [...new Set(names)].filter((id): id is string => typeof id === 'string' && id !== '');
+  const unique = namesOf(names);
   if (unique.length === 0) return;
   const json = JSON.stringify(unique);
   const bucketClass = `${lockClass}#bucket`;
@@ -102,7 +102,12 @@ export async function lockKeys(
   names: Iterable<string | null | undefined>,
   mode: 'shared' | 'exclusive' = 'exclusive',
 ): Promise<void> {
-  const unique = [...new Set(names)].filter((id): id is string => typeof id === 'string' && id !== '');
+  const unique = namesOf(names);
   if (unique.length === 0) return;
   await query(tx, mode === 'shared' ? LOCK_SHARED : LOCK_EXCLUSIVE, [lockClass, JSON.stringify(unique)]);
+}
+
+/** The distinct names, without the empty and missing ones. */
+function namesOf(names: Iterable<string | null | undefined>): string[] {
+  return [...new Set(names)].filter((id): id is string => typeof id === 'string' && id !== '');
 }
