@@ -23,6 +23,8 @@ function fakeProducer(
   answer: (request: Produced, attempt: number) => 'ok' | Error | Promise<'ok' | Error>,
   leaders: number[],
   retry: object = { retries: 5, initialRetryTime: 1, maxRetryTime: 2 },
+  /** What the cluster says when the metadata is read again (default: `leaders` as they are). */
+  metadata: { leaders?: number[] } = {},
 ) {
   const produced: Produced[] = [];
   const sequences = new Map<number, number>();
@@ -36,7 +38,9 @@ function fakeProducer(
     cluster: {
       addMultipleTargetTopics: async () => {},
       refreshMetadataIfNecessary: async () => {},
-      refreshMetadata: async () => {},
+      refreshMetadata: async () => {
+        if (metadata.leaders) leaders.splice(0, leaders.length, ...metadata.leaders);
+      },
       findTopicPartitionMetadata: () => leaders.map((leader, partitionId) => ({ partitionId, leader })),
       findBroker: async ({ nodeId }) => ({
         nodeId: Number(nodeId),
@@ -153,6 +157,57 @@ test('a new producer id is asked of the broker that answered last, not of the on
   );
   await send({ acks: -1, timeout: 5_000, topicMessages: [{ topic: 't', messages: messages(0) }] });
   assert.deepEqual(idsAskedOf, [1]);
+});
+
+test('a broker that answered long ago is still asked for a new producer id, while it has not gone silent since', async (t) => {
+  // The cluster waits for a frozen follower: the leader answers every write "timed out" after the
+  // write's timeout, and nobody answers anything else for seconds.
+  t.mock.timers.enable({ apis: ['Date'], now: Date.now() });
+  let waitingForFollower = false;
+  const timedOut = new KafkaJSProtocolError({
+    type: 'REQUEST_TIMED_OUT',
+    code: 7,
+    retriable: true,
+    message: 'The request timed out',
+  });
+  const { send, idsAskedOf } = fakeProducer(
+    (request) => {
+      if (request.broker === 2) return new KafkaJSRequestTimeoutError('no answer'); // frozen all along
+      return waitingForFollower ? timedOut : 'ok';
+    },
+    [1, 2, 1, 2],
+  );
+  await send({ acks: -1, timeout: 5_000, topicMessages: [{ topic: 't', messages: messages(0) }] });
+  waitingForFollower = true;
+  await assert.rejects(
+    send({ acks: -1, timeout: 1, topicMessages: [{ topic: 't', messages: messages(0) }] }),
+  );
+  t.mock.timers.tick(30_000);
+  waitingForFollower = false;
+  await send({ acks: -1, timeout: 5_000, topicMessages: [{ topic: 't', messages: messages(0) }] });
+  assert.deepEqual(idsAskedOf, [1], 'asked of broker 1, not of broker 2, the frozen "controller"');
+});
+
+test('a send whose one attempt went unanswered until its deadline makes the next send read the metadata first', async () => {
+  // Broker 2 froze and the cluster has since moved its partitions to broker 1; the producer's
+  // metadata still names broker 2 until it is read again.
+  const cluster = { leaders: [1, 2, 1, 2] };
+  const { send, produced } = fakeProducer(
+    (request) => (request.broker === 2 ? new KafkaJSRequestTimeoutError('no answer') : 'ok'),
+    [1, 2, 1, 2],
+    undefined,
+    cluster,
+  );
+  await assert.rejects(
+    send({ acks: -1, timeout: 1, topicMessages: [{ topic: 't', messages: messages(1) }] }),
+  );
+  cluster.leaders = [1, 1, 1, 1];
+  await send({ acks: -1, timeout: 5_000, topicMessages: [{ topic: 't', messages: messages(1) }] });
+  assert.deepEqual(
+    produced.map((p) => p.broker),
+    [2, 1],
+    "the second send went to the partition's new leader",
+  );
 });
 
 test('a request without an answer makes the failure one whose outcome is unknown; a refusal does not', async () => {

@@ -123,9 +123,6 @@ interface PartitionBatch {
   messages: Message[];
 }
 
-/** How recent a broker's last answer must be for it to be asked instead of kafkajs' choice. */
-const RECENT_ANSWER_MS = 5_000;
-
 /** The errors after which metadata may be stale (kafkajs' `staleMetadata`, and its network errors). */
 const REFRESH_AFTER = new Set([
   'UNKNOWN_TOPIC_OR_PARTITION',
@@ -149,29 +146,45 @@ interface KafkaError extends Error {
 export function createSendMessages({ logger, cluster, partitioner, eosManager, retrier }: SendMessagesDeps) {
   /** A send failed after its sequence numbers were taken: the next one needs a new producer id. */
   let sequencesSpent = false;
+  /**
+   * An attempt failed in a way that may mean the metadata is out of date: the next attempt, of this
+   * send or of the next one, reads it first. (A send whose one attempt used up its time never
+   * retries; the next send went to the same frozen leader again, and so on for the whole freeze,
+   * long after the cluster had moved its partitions.)
+   */
+  let stale = false;
   /** The send before, which the next one waits for. */
   let previous: Promise<unknown> = Promise.resolve();
-  /** The broker that answered a request last, and when: alive, and not frozen. */
-  let answering: { nodeId: number; at: number } | undefined;
-  const answered = (broker: Broker) => (answering = { nodeId: broker.nodeId, at: Date.now() });
-
   // kafkajs asks "the controller" for a new producer id, and a random connected broker for metadata.
   // On a KRaft cluster the metadata names a random broker as the controller; and a broker that is
   // frozen (a long pause; SIGSTOP here) is still connected. It held every request for a new id, and
   // with it every send of the producer, for the whole freeze (31 s without a 2xx while a broker was
   // stopped for 30 s), and a metadata read for a request timeout. Any broker answers both: the one
-  // that answered this producer last is asked, while that was recent.
+  // that answered this producer last is asked, unless it has left a request unanswered since.
   // (The broker pool's findBroker only connects; the cluster's reads the metadata again on a failure,
   // which would come back here.)
+  const brokers = new BrokerHealth();
   const { brokerPool } = cluster;
-  const recentlyAnswering = async (otherwise: () => Promise<Broker>): Promise<Broker> => {
-    if (answering === undefined || Date.now() - answering.at > RECENT_ANSWER_MS) return otherwise();
-    return brokerPool.findBroker({ nodeId: String(answering.nodeId) }).catch(() => otherwise());
+  let asked: Broker | undefined;
+  const answeringBroker = async (otherwise: () => Promise<Broker>): Promise<Broker> => {
+    const nodeId = brokers.answering();
+    const broker =
+      nodeId === undefined
+        ? await otherwise()
+        : await brokerPool.findBroker({ nodeId: String(nodeId) }).catch(() => otherwise());
+    asked = broker;
+    return broker;
   };
+  /** `request` (a new producer id, a metadata read) to the broker just asked; no answer makes it silent. */
+  const askedOf = <T>(request: Promise<T>): Promise<T> =>
+    request.catch((error: unknown) => {
+      if (asked && NETWORK_ERRORS.has((error as KafkaError).name)) brokers.silent(asked);
+      throw error;
+    });
   const controller = cluster.findControllerBroker.bind(cluster);
-  cluster.findControllerBroker = () => recentlyAnswering(controller);
+  cluster.findControllerBroker = () => answeringBroker(controller);
   const connected = brokerPool.findConnectedBroker.bind(brokerPool);
-  brokerPool.findConnectedBroker = () => recentlyAnswering(connected);
+  brokerPool.findConnectedBroker = () => answeringBroker(connected);
 
   // A producer's sends go one at a time: a send's sequence numbers are taken at its first attempt,
   // so a later send's batch reaching a broker first would be refused as out of order. (Chorus'
@@ -201,14 +214,12 @@ export function createSendMessages({ logger, cluster, partitioner, eosManager, r
   ): Promise<PartitionAck[]> {
     const idempotent = eosManager.isInitialized() && !eosManager.isTransactional();
     if (idempotent && sequencesSpent) {
-      await eosManager.initProducerId();
+      await askedOf(eosManager.initProducerId());
       sequencesSpent = false;
     }
     const topics = topicMessages.map(({ topic }) => topic);
     let batches: PartitionBatch[] | undefined;
     let outcomeUnknown = false;
-    /** The last attempt failed in a way that may mean the metadata is out of date. */
-    let stale = false;
     try {
       return await retrier(async (bail, retryCount, retryTime) => {
         if (retryCount > 0 && Date.now() >= giveUpAt) {
@@ -220,8 +231,7 @@ export function createSendMessages({ logger, cluster, partitioner, eosManager, r
           // After the retry's wait, not before it: a leadership on the move when the attempt failed
           // (a broker's controlled shutdown moves its partitions over a few hundred ms) has had the
           // time to settle, so the attempt goes to the new leader instead of the old one again.
-          if (stale) await cluster.refreshMetadata();
-          else await cluster.refreshMetadataIfNecessary();
+          await askedOf(stale ? cluster.refreshMetadata() : cluster.refreshMetadataIfNecessary());
           stale = false;
           batches ??= planBatches(topicMessages, cluster, partitioner, eosManager);
           for (let moves = 0; ; moves++) {
@@ -302,13 +312,16 @@ export function createSendMessages({ logger, cluster, partitioner, eosManager, r
         });
         try {
           const response = await request;
-          answered(broker);
+          brokers.answered(broker);
           if (acks === 0) return [];
           return response.topics.flatMap(({ topicName, partitions }) =>
             partitions.map((partition) => ({ topicName, ...partition })),
           );
         } catch (error) {
-          if ((error as KafkaError).name === 'KafkaJSProtocolError') answered(broker); // an answer, of an error
+          const { name } = error as KafkaError;
+          if (name === 'KafkaJSProtocolError')
+            brokers.answered(broker); // an answer, of an error
+          else if (NETWORK_ERRORS.has(name)) brokers.silent(broker);
           if (!refusedBeforeWriting(error as KafkaError)) sent();
           throw error;
         }
@@ -316,6 +329,34 @@ export function createSendMessages({ logger, cluster, partitioner, eosManager, r
         eosManager.releaseBrokerLock(broker);
       }
     }
+  }
+}
+
+/**
+ * Which brokers answered this producer, and which left a request unanswered since: the one that
+ * answered last and has not gone silent since is alive and not frozen, however long ago that was (a
+ * cluster waiting for a frozen follower answers nothing for seconds).
+ */
+class BrokerHealth {
+  private readonly answeredAt = new Map<number, number>();
+  private readonly silentAt = new Map<number, number>();
+  private clock = 0;
+
+  answered(broker: Broker): void {
+    this.answeredAt.set(broker.nodeId, ++this.clock);
+  }
+
+  silent(broker: Broker): void {
+    this.silentAt.set(broker.nodeId, ++this.clock);
+  }
+
+  /** The broker that answered last and has not gone silent since, if any. */
+  answering(): number | undefined {
+    let best: number | undefined;
+    let bestAt = 0;
+    for (const [nodeId, at] of this.answeredAt)
+      if (at > bestAt && at > (this.silentAt.get(nodeId) ?? 0)) [best, bestAt] = [nodeId, at];
+    return best;
   }
 }
 

@@ -7,8 +7,11 @@
 // check), the processors apply without a consumer crash, the broker back in every partition's
 // in-sync replicas, and no longer without a 2xx than the paced producer without an ack, and a
 // second. Measured and printed (`FAULT {…}`): both stretches, the 503s, and the displays stored
-// though answered 503.
+// though answered 503. The cluster runs Kafka's settings as shipped, or those of
+// CHORUS_TEST_KAFKA_SETTINGS (docs/operations.md reports both).
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { loadConfig } from '../../src/config.ts';
 import { createKafka, type Kafka } from '../../src/kafka/kafka.ts';
@@ -31,6 +34,21 @@ import type { PrivateBroker } from '../helpers/local-kafka.ts';
 
 const IN_SYNC_TIMEOUT_MS = 120_000;
 
+/**
+ * The cluster's own settings, as shipped unless `CHORUS_TEST_KAFKA_SETTINGS` gives some
+ * (`key=value` pairs separated by commas, e.g. `broker.session.timeout.ms=3000,
+ * broker.heartbeat.interval.ms=500`): what they do to the stall is what this measures.
+ */
+function clusterSettings(dir: string): string | undefined {
+  const settings = process.env.CHORUS_TEST_KAFKA_SETTINGS?.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (!settings?.length) return undefined;
+  const file = path.join(dir, 'settings.properties');
+  writeFileSync(file, `${settings.join('\n')}\n`);
+  return file;
+}
+
 describe('long faults: a broker of a 3-node Kafka cluster lost under load', () => {
   let run: FaultRun;
   let world: TestWorld;
@@ -42,9 +60,11 @@ describe('long faults: a broker of a 3-node Kafka cluster lost under load', () =
     run = await openFaultRun('kafka-broker-loss');
     [world, broker] = await Promise.all([
       createTestWorld('faults_broker_loss'),
-      // The cluster's own settings as shipped (broker.session.timeout.ms 9 s, replica.lag.time.max.ms
-      // 30 s): what they do to the stall is what this measures.
-      startPrivateBroker(run, { nodes: 3, javaOpts: '-XX:TieredStopAtLevel=1' }),
+      startPrivateBroker(run, {
+        nodes: 3,
+        extraConfig: clusterSettings(run.dir),
+        javaOpts: '-XX:TieredStopAtLevel=1',
+      }),
     ]);
     kafka = createKafka(
       loadConfig({ ...process.env, KAFKA_BROKERS: broker.brokers }).kafka,
@@ -112,15 +132,22 @@ describe('long faults: a broker of a 3-node Kafka cluster lost under load', () =
     );
     const pacedAcks = await paced.stop();
     const { report, load } = result;
-    const { longest } = load.longestWithout2xx(began, ended);
+    const { longest, endedAt } = load.longestWithout2xx(began, ended);
     const kafkaLongest = longestGap(pacedAcks, began, ended);
     const crashes = cluster.consumerCrashes() - crashesBefore;
+    // When each kind of request had its first 2xx once the longest stretch ended (ms after the
+    // fault began): a kind that resumed much later than the others points at its topic.
+    const resumedAt: Record<string, number> = {};
+    for (const r of load.requests)
+      if (typeof r.outcome === 'number' && r.outcome < 300 && r.answeredAt >= endedAt)
+        resumedAt[r.kind] = Math.min(resumedAt[r.kind] ?? Infinity, r.answeredAt - began);
     console.log(
       'FAULT',
       JSON.stringify({
         scenario,
         longestWithout2xxMs: longest,
         kafkaLongestWithoutAckMs: kafkaLongest,
+        resumedAt,
         status503: report.status503,
         // Displays stored though their request was answered 503 (or not answered): each was in a
         // send whose last attempt was still out at the deadline (its outcome unknown).
@@ -128,6 +155,7 @@ describe('long faults: a broker of a 3-node Kafka cluster lost under load', () =
         displaysStoredUnacknowledged: report.displaysStoredUnacknowledged,
         consumerCrashes: crashes,
         clientStallMs: load.clientStallMs(),
+        clusterSettings: process.env.CHORUS_TEST_KAFKA_SETTINGS ?? 'as shipped',
         faultToInSyncMs: ended - began,
         steps,
       }),
