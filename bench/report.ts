@@ -229,6 +229,7 @@ export function sessionTable(rounds: SessionRound[], connections: number, durati
   const columns: [string, CostResult<SessionLoadResult>][] = [
     ['baseline', median.baseline],
     ['Chorus', median.chorus],
+    ['edge alone', median.edgeAlone],
   ];
   const every = (pick: (r: SessionRatios) => number) =>
     rounds.map((r) => number(pick(sessionRatios(r)), 2)).join(', ');
@@ -247,6 +248,8 @@ export function sessionTable(rounds: SessionRound[], connections: number, durati
     ...columns.map(([name, c]) => `${name}: ${sessions(c)}`),
     `Chorus / baseline, sessions per second:     ${number(ratios.sessionsToBaseline, 2)} (target ≥ 1.5); every round: ${every((r) => r.sessionsToBaseline)}`,
     `Chorus / baseline, CPU per stored session:  ${number(ratios.costToBaseline, 2)} (target ≤ 0.7); every round: ${every((r) => r.costToBaseline)}`,
+    `Edge alone (acknowledged, no processor, nothing stored) / baseline, CPU per session: ` +
+      `${number(ratios.edgeAloneToBaseline, 2)}; every round: ${every((r) => r.edgeAloneToBaseline)}`,
     '',
   ];
 }

@@ -23,6 +23,12 @@ export interface SessionSettings {
 export interface SessionRound {
   baseline: CostResult<SessionLoadResult>;
   chorus: CostResult<SessionLoadResult>;
+  /**
+   * Chorus' edge alone (no processor): CPU per ACKNOWLEDGED session, nothing stored. What the
+   * session costs before any processor or store work: the part of Chorus' cost no change to the
+   * processors can remove.
+   */
+  edgeAlone: CostResult<SessionLoadResult>;
 }
 
 export interface SessionRatios {
@@ -30,12 +36,15 @@ export interface SessionRatios {
   sessionsToBaseline: number;
   /** Chorus' CPU per stored session / the baseline's (issue 37: ≤ 0.7). */
   costToBaseline: number;
+  /** The edge alone's CPU per acknowledged session / the baseline's per stored one. */
+  edgeAloneToBaseline: number;
 }
 
-export function sessionRatios({ baseline, chorus }: SessionRound): SessionRatios {
+export function sessionRatios({ baseline, chorus, edgeAlone }: SessionRound): SessionRatios {
   return {
     sessionsToBaseline: chorus.load.sessionsPerSecond / baseline.load.sessionsPerSecond,
     costToBaseline: chorus.cpuMicrosPerRow / baseline.cpuMicrosPerRow,
+    edgeAloneToBaseline: edgeAlone.cpuMicrosPerRow / baseline.cpuMicrosPerRow,
   };
 }
 
@@ -54,6 +63,7 @@ export async function measureSessionRounds(
       const order = round % 2 === 0 ? (['baseline', 'chorus'] as const) : (['chorus', 'baseline'] as const);
       const results: Partial<SessionRound> = {};
       for (const target of order) results[target] = await measure[target]();
+      results.edgeAlone = await edgeAloneSessions(world, settings);
       rounds.push(results as SessionRound);
     } finally {
       await world.stop();
@@ -97,6 +107,42 @@ async function baselineSessions(
     }))!;
   } finally {
     await baseline.close();
+  }
+}
+
+/** Sessions through `chorus start --role edge`: what is acknowledged is counted, nothing is stored. */
+async function edgeAloneSessions(
+  world: ResponseBenchWorld,
+  settings: SessionSettings,
+): Promise<CostResult<SessionLoadResult>> {
+  const port = await freePort();
+  const chorus = startChorusProcess('edge', world.world.env, port);
+  try {
+    await chorus.ready(settings.readyTimeoutMs);
+    const load = (durationS: number) =>
+      sessionLoad({
+        origin: `http://127.0.0.1:${port}`,
+        environmentId: world.environmentId,
+        surveyId: world.surveyId,
+        connections: settings.connections,
+        durationS,
+        users: settings.users,
+      });
+    await load(settings.warmUpS)();
+    let acknowledged = 0;
+    const measured = load(settings.durationS);
+    return (await measureCost({
+      load: async () => {
+        const result = await measured();
+        acknowledged += result.acknowledgedRows;
+        return result;
+      },
+      countRows: async () => acknowledged,
+      ownProcesses: () => rolesOf(chorus.pid),
+      drainTimeoutMs: 1_000,
+    }))!;
+  } finally {
+    await chorus.stop();
   }
 }
 
