@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 const require = createRequire(import.meta.url);
 
 describe('kafkajs tuning', () => {
-  it("is in place once Chorus is loaded: the producer's send, and the checksum, buffer growth and Produce request kafkajs writes with", () => {
+  it("is in place once Chorus is loaded: the producer's send, the metadata read, a consumer's join, and the checksum, buffer growth and Produce request kafkajs writes with", () => {
     // In a process of its own: Chorus' roles load kafkajs only after its replacements are in place.
     const root = fileURLToPath(new URL('../..', import.meta.url));
     const script = `
@@ -18,13 +18,20 @@ describe('kafkajs tuning', () => {
       const Encoder = require('kafkajs/src/protocol/encoder.js');
       const send = require('kafkajs/src/producer/sendMessages.js');
       const produce = require('kafkajs/src/protocol/requests/produce/v3/request.js');
+      const BrokerPool = require('kafkajs/src/cluster/brokerPool.js');
+      const ConsumerGroup = require('kafkajs/src/consumer/consumerGroup.js');
       const ours = [crc, send, produce].map((f) => f.name);
-      process.stdout.write([...ours, Encoder.prototype.ensureAvailable.toString().includes('allocUnsafe')].join(' '));`;
+      process.stdout.write([
+        ...ours,
+        Encoder.prototype.ensureAvailable.toString().includes('allocUnsafe'),
+        BrokerPool.prototype.refreshMetadata.toString().includes('isUnknownTopic'),
+        ConsumerGroup.prototype.joinAndSync.name,
+      ].join(' '));`;
     const used = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
       cwd: root,
       encoding: 'utf8',
     });
-    assert.equal(used, 'crc32c createSendMessages produceInOneBuffer true');
+    assert.equal(used, 'crc32c createSendMessages produceInOneBuffer true true joinAndSyncAgain');
   });
 
   it('encodes records that decode to what was written, however far each encoder grew', () => {

@@ -8,6 +8,11 @@
 //   wrong. kafkajs loads the module with itself, so its cache entry is filled before kafkajs is:
 //   kafka.ts, the only module of Chorus that imports kafkajs' values, imports this module first.
 //   Loading kafkajs before this module is an error, not a slower path: its send loses writes.
+// - The metadata read (`src/cluster/brokerPool.js`): a broker that has just started says it knows
+//   no topic, and kafkajs believed it (metadata-refresh.ts); the other connected brokers are asked.
+// - A consumer's join of its group (`src/consumer/consumerGroup.js`): a join that no broker
+//   answered (the coordinator's broker just stopped) crashed the consumer; it is tried again
+//   (consumer-join.ts).
 // - The checksum of each record batch (CRC-32C): kafkajs takes its function from its module
 //   `src/protocol/recordBatch/crc32C/index.js`, which it loads with its record batch encoder at the
 //   first write; that module's entry in the CommonJS cache is filled here before, with crc32c.ts.
@@ -26,6 +31,8 @@ import { createRequire, Module } from 'node:module';
 import { crc32c } from './crc32c.ts';
 import { encodeProduceRequest, type ProduceArgs } from './produce-request.ts';
 import { createSendMessages } from './send-messages.ts';
+import { askingOthersOnUnknownTopic } from './metadata-refresh.ts';
+import { joiningAgainWhileUnanswered } from './consumer-join.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -43,6 +50,26 @@ if (KAFKAJS_SEND_MODULE in require.cache)
     'kafkajs was loaded before src/kafka/kafkajs-tuning.ts: import kafkajs through src/kafka/kafka.ts',
   );
 primeModule(KAFKAJS_SEND_MODULE, createSendMessages);
+
+/** kafkajs' broker pool, whose metadata read asks the other brokers before it believes "no such topic". */
+interface KafkajsBrokerPool {
+  brokers: Record<string, { isConnected(): boolean }>;
+  findConnectedBroker: () => Promise<{ isConnected(): boolean }>;
+  refreshMetadata: (this: KafkajsBrokerPool, topics?: string[]) => Promise<void>;
+}
+const BrokerPool = require('kafkajs/src/cluster/brokerPool.js') as { prototype: KafkajsBrokerPool };
+BrokerPool.prototype.refreshMetadata = askingOthersOnUnknownTopic(BrokerPool.prototype.refreshMetadata);
+
+/** kafkajs' consumer group, whose join is tried again while no broker answers it. */
+interface KafkajsConsumerGroup {
+  cluster: { isConnected(): boolean };
+  joinAndSync: (this: KafkajsConsumerGroup) => Promise<void>;
+}
+const ConsumerGroup = require('kafkajs/src/consumer/consumerGroup.js') as { prototype: KafkajsConsumerGroup };
+ConsumerGroup.prototype.joinAndSync = joiningAgainWhileUnanswered(
+  ConsumerGroup.prototype.joinAndSync,
+  (group) => group.cluster.isConnected(),
+);
 
 /** Makes `require(path)` answer `exports`, unless the module was loaded already (kafkajs' own stays). */
 function primeModule(path: string, exports: unknown): void {
