@@ -22,7 +22,7 @@ export function isNoAnswer(error: unknown): boolean {
   return false;
 }
 
-/** The waits between joins: 300 ms, doubling to 2 s, ten times (about 15 s in all). */
+/** The waits between joins: 300 ms, doubling to 2 s, ten times (16 s in all). */
 export const JOIN_RETRY_WAITS_MS = Array.from({ length: 10 }, (_, i) => Math.min(300 * 2 ** i, 2_000));
 
 /**
