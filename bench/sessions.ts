@@ -82,6 +82,36 @@ function sessionLoad(options: SessionLoadOptions): () => Promise<CostLoad<Sessio
   };
 }
 
+/** The session load of `settings` against the server on `port`, for `durationS` seconds. */
+function sessionsAt(port: number, world: ResponseBenchWorld, settings: SessionSettings) {
+  return (durationS: number) =>
+    sessionLoad({
+      origin: `http://127.0.0.1:${port}`,
+      environmentId: world.environmentId,
+      surveyId: world.surveyId,
+      connections: settings.connections,
+      durationS,
+      users: settings.users,
+    });
+}
+
+/** Runs `measure` against `chorus start --role <role>` on a port of its own, ready, then stops it. */
+async function withChorus<R>(
+  role: 'all' | 'edge',
+  world: ResponseBenchWorld,
+  settings: SessionSettings,
+  measure: (port: number, pid: number) => Promise<R>,
+): Promise<R> {
+  const port = await freePort();
+  const chorus = startChorusProcess(role, world.world.env, port);
+  try {
+    await chorus.ready(settings.readyTimeoutMs);
+    return await measure(port, chorus.pid);
+  } finally {
+    await chorus.stop();
+  }
+}
+
 async function baselineSessions(
   world: ResponseBenchWorld,
   settings: SessionSettings,
@@ -89,15 +119,7 @@ async function baselineSessions(
   const survey = { id: world.surveyId, body: { id: world.surveyId, type: 'app', status: 'inProgress' } };
   const baseline = await startBaselineSessionServer(world.world.databaseUrl, world.environmentId, survey);
   try {
-    const load = (durationS: number) =>
-      sessionLoad({
-        origin: `http://127.0.0.1:${baseline.port}`,
-        environmentId: world.environmentId,
-        surveyId: world.surveyId,
-        connections: settings.connections,
-        durationS,
-        users: settings.users,
-      });
+    const load = sessionsAt(baseline.port, world, settings);
     await load(settings.warmUpS)();
     return (await measureCost({
       load: load(settings.durationS),
@@ -111,23 +133,12 @@ async function baselineSessions(
 }
 
 /** Sessions through `chorus start --role edge`: what is acknowledged is counted, nothing is stored. */
-async function edgeAloneSessions(
+function edgeAloneSessions(
   world: ResponseBenchWorld,
   settings: SessionSettings,
 ): Promise<CostResult<SessionLoadResult>> {
-  const port = await freePort();
-  const chorus = startChorusProcess('edge', world.world.env, port);
-  try {
-    await chorus.ready(settings.readyTimeoutMs);
-    const load = (durationS: number) =>
-      sessionLoad({
-        origin: `http://127.0.0.1:${port}`,
-        environmentId: world.environmentId,
-        surveyId: world.surveyId,
-        connections: settings.connections,
-        durationS,
-        users: settings.users,
-      });
+  return withChorus('edge', world, settings, async (port, pid) => {
+    const load = sessionsAt(port, world, settings);
     await load(settings.warmUpS)();
     let acknowledged = 0;
     const measured = load(settings.durationS);
@@ -138,31 +149,18 @@ async function edgeAloneSessions(
         return result;
       },
       countRows: async () => acknowledged,
-      ownProcesses: () => rolesOf(chorus.pid),
+      ownProcesses: () => rolesOf(pid),
       drainTimeoutMs: 1_000,
     }))!;
-  } finally {
-    await chorus.stop();
-  }
+  });
 }
 
-async function chorusSessions(
+function chorusSessions(
   world: ResponseBenchWorld,
   settings: SessionSettings,
 ): Promise<CostResult<SessionLoadResult>> {
-  const port = await freePort();
-  const chorus = startChorusProcess('all', world.world.env, port);
-  try {
-    await chorus.ready(settings.readyTimeoutMs);
-    const load = (durationS: number) =>
-      sessionLoad({
-        origin: `http://127.0.0.1:${port}`,
-        environmentId: world.environmentId,
-        surveyId: world.surveyId,
-        connections: settings.connections,
-        durationS,
-        users: settings.users,
-      });
+  return withChorus('all', world, settings, async (port, pid) => {
+    const load = sessionsAt(port, world, settings);
     const deadlineMs = Math.max(60, 10 * settings.durationS) * 1000;
     const warmUp = await load(settings.warmUpS)();
     // Stored before the measured load starts, so that the warm-up's are not counted in it.
@@ -172,10 +170,8 @@ async function chorusSessions(
     return (await measureCost({
       load: load(settings.durationS),
       countRows: world.countFinished,
-      ownProcesses: () => rolesOf(chorus.pid),
+      ownProcesses: () => rolesOf(pid),
       drainTimeoutMs: deadlineMs,
     }))!;
-  } finally {
-    await chorus.stop();
-  }
+  });
 }
