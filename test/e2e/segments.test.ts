@@ -179,6 +179,36 @@ describe('segments: management, survey targeting and membership', () => {
     assert.equal(deleted.status, 200, JSON.stringify(deleted.body));
   });
 
+  test('on a plan without the Contacts feature segments are read, never created, changed or deleted: 403', async () => {
+    const free = await app.createEnvironment('free');
+    const asFree = (method: string, path: string, body?: unknown) =>
+      call(app.baseUrl, method, `/api/v1/management/${path}`, body, { 'x-api-key': free.apiKey });
+    const refusal = { code: 'forbidden', message: 'Advanced targeting is not allowed for this organization' };
+    const created = await asFree('POST', 'segments', { title: 'Pro', filters: planIs('pro') });
+    assert.equal(created.status, 403, JSON.stringify(created.body));
+    assert.deepEqual({ code: created.body.code, message: created.body.message }, refusal);
+    assert.deepEqual((await asFree('GET', 'segments')).body.data, [], 'nothing was created');
+
+    // A survey's own segment is not checked (Formbricks' v1 survey routes do not): it can be read
+    // here, not changed or deleted.
+    const surveyId = await app.createSurvey({
+      environmentId: free.environmentId,
+      type: 'app',
+      questions: QUESTIONS,
+    });
+    const own = await asFree('GET', `segments/seg_${surveyId}`);
+    assert.equal(own.status, 200, JSON.stringify(own.body));
+    for (const [method, body] of [
+      ['PUT', { filters: planIs('pro') }],
+      ['DELETE', undefined],
+    ] as const) {
+      const reply = await asFree(method, `segments/seg_${surveyId}`, body);
+      assert.equal(reply.status, 403, `${method} ${JSON.stringify(reply.body)}`);
+      assert.equal(reply.body.message, refusal.message);
+    }
+    assert.deepEqual((await asFree('GET', `segments/seg_${surveyId}`)).body.data.filters, []);
+  });
+
   test('a key the widget first sends as a number is a number key, one first sent as an ISO date a date key, as in Formbricks', async () => {
     const segment = await manage('POST', 'segments', {
       environmentId: env,

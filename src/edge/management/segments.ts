@@ -4,10 +4,11 @@
 // trigger (`chorus_environment_changed`), like survey writes.
 import Type from 'typebox';
 import { Compile } from 'typebox/compile';
-import { invalidInput, notFound } from '../../errors.ts';
+import { ChorusError, invalidInput, notFound } from '../../errors.ts';
 import { ID_PATTERN } from '../../ids.ts';
 import { parseFilters } from '../../segments/filters.ts';
 import { Segment } from '../../store/entities.ts';
+import { findEnvironment } from '../../store/environments.ts';
 import {
   createSegment,
   deleteSegment,
@@ -82,7 +83,8 @@ export function managementSegmentRoutes(ctx: ManagementContext): Route[] {
         summary: 'Create a public segment: a title unique in the environment and at least one filter',
         description:
           '`environmentId` may be left out when the API key can write to exactly one environment. ' +
-          '`surveys` (app surveys of the environment) are pointed at the segment; their private segments go.',
+          '`surveys` (app surveys of the environment) are pointed at the segment; their private segments go. ' +
+          'Segments need the enterprise plan (Formbricks’ Contacts feature): 403 on any other, for changes and deletions too.',
         auth: 'apiKey',
         body: createDoc,
         replies: { 201: data(SegmentRecord, 'The segment created') },
@@ -92,6 +94,7 @@ export function managementSegmentRoutes(ctx: ManagementContext): Route[] {
         const grant = await authenticate(request, ctx.keys);
         const body = validateBody(CreateBody, parseJsonBody(request.body));
         const environmentId = writableEnvironment(grant, body.environmentId);
+        await requireAdvancedTargeting(ctx, environmentId);
         const filters = parseFilters(body.filters, 'filters', { required: true });
         const record = await createSegment(ctx.orm.em, {
           environmentId,
@@ -118,6 +121,7 @@ export function managementSegmentRoutes(ctx: ManagementContext): Route[] {
       handler: async (request) => {
         const { segment } = await accessibleSegment(ctx, request);
         const body = validateBody(UpdateBody, parseJsonBody(request.body));
+        await requireAdvancedTargeting(ctx, segment.environment.id);
         if (segment.isPrivate && (body.title !== undefined || body.surveys !== undefined))
           throw invalidInput({ segment: 'A private segment belongs to its survey: only its filters change' });
         const record = await updateSegment(ctx.orm.em, segment.id, {
@@ -144,12 +148,24 @@ export function managementSegmentRoutes(ctx: ManagementContext): Route[] {
       },
       handler: async (request) => {
         const { segment } = await accessibleSegment(ctx, request);
+        await requireAdvancedTargeting(ctx, segment.environment.id);
         const record = await deleteSegment(ctx.orm.em, segment.id);
         forgetEnvironmentCaches(ctx, segment.environment.id);
         return { status: 200, body: { data: record } };
       },
     },
   ];
+}
+
+/**
+ * Segments are Formbricks' Contacts feature (shared/spec/segments.md §4.1): an organization whose plan
+ * lacks it may read them, not create, change or delete them. Checked after the key's access, as
+ * Formbricks does.
+ */
+async function requireAdvancedTargeting(ctx: ManagementContext, environmentId: string): Promise<void> {
+  const environment = await findEnvironment(ctx.orm.em.fork(), environmentId);
+  if (environment?.plan !== 'enterprise')
+    throw new ChorusError('forbidden', 'Advanced targeting is not allowed for this organization');
 }
 
 /** The segment of the path, if the key may act on its environment (GET read, PUT write, DELETE manage). */
