@@ -32,6 +32,13 @@ export const ResponseCreated = Type.Object({
    * acknowledged before, at any edge, whether or not the contact processor applied it yet.
    */
   contactAttributes: Type.Optional(Type.Record(Type.String(), Type.String())),
+  /**
+   * Management creates only (imports, as Formbricks' management API takes them): when the response
+   * was created and last updated, where `occurredAt` would say now. The merge orders by `clock` all
+   * the same.
+   */
+  createdAt: Type.Optional(Type.String({ format: 'date-time' })),
+  updatedAt: Type.Optional(Type.String({ format: 'date-time' })),
 });
 export type ResponseCreated = Static<typeof ResponseCreated>;
 
@@ -44,6 +51,11 @@ export const ResponseUpdated = Type.Object({
   variables: Type.Optional(Variables),
   language: Type.Optional(Type.String()),
   endingId: Type.Optional(Type.String()),
+  /**
+   * Management updates only: applied to a finished response too, as Formbricks' management API
+   * applies them (the widget's updates of a finished response are refused).
+   */
+  amendsFinished: Type.Optional(Type.Literal(true)),
 });
 export type ResponseUpdated = Static<typeof ResponseUpdated>;
 

@@ -68,6 +68,33 @@ test('an update after finish is rejected and leaves the response unchanged', () 
   assert.deepEqual(outcome, { kind: 'rejected', reason: 'response_already_finished', state: finished });
 });
 
+test('a management update (amendsFinished) changes a finished response, which stays finished with its total', () => {
+  const finished = applied(undefined, create({ finished: true }));
+  const amended = applied(
+    finished,
+    update({ data: { q1: 'corrected' }, ttc: { q2: 1 }, amendsFinished: true }),
+  );
+  assert.deepEqual(amended.data, { q1: 'corrected' });
+  assert.deepEqual(amended.ttc, { q1: 2, q2: 1, _total: 3 });
+  assert.equal(amended.finished, true);
+  assert.equal(amended.clocks.finished, finished.clocks.finished);
+});
+
+test('an imported create keeps its createdAt and updatedAt; updatedAt defaults to createdAt', () => {
+  const imported = applied(undefined, create({ createdAt: '2024-03-01T10:00:00.000Z' }));
+  assert.deepEqual(
+    [imported.createdAt, imported.updatedAt],
+    ['2024-03-01T10:00:00.000Z', '2024-03-01T10:00:00.000Z'],
+  );
+  const both = applied(
+    undefined,
+    create({ createdAt: '2024-03-01T10:00:00.000Z', updatedAt: '2024-03-02T10:00:00.000Z' }),
+  );
+  assert.equal(both.updatedAt, '2024-03-02T10:00:00.000Z');
+  // A later change is later than the import.
+  assert.equal(applied(imported, update()).updatedAt, at(5));
+});
+
 test('an update of an unknown response and a second create are rejected', () => {
   assert.equal(mergeResponse(undefined, update()).kind, 'rejected');
   const state = applied(undefined, create());

@@ -26,8 +26,8 @@ const RULES = {
   /** Last writer (by clock) wins, when present. */
   overwritten: ['language', 'endingId'],
   /**
-   * `finished` only goes from false to true; an update accepted after the finish is rejected, one
-   * accepted before it (and applied late) is merged.
+   * `finished` only goes from false to true; an update accepted after the finish is rejected (but
+   * a management update, `amendsFinished`), one accepted before it (and applied late) is merged.
    */
 } as const;
 
@@ -39,7 +39,7 @@ export function mergeResponse(state: ResponseState | undefined, command: Respons
   if (!state) return { kind: 'rejected', reason: 'response_not_found', state };
   const clock = clockOf(command);
   const { clocks } = state;
-  if (state.finished && clock >= (clocks.finished ?? 0))
+  if (state.finished && !command.amendsFinished && clock >= (clocks.finished ?? 0))
     return { kind: 'rejected', reason: 'response_already_finished', state };
 
   const next: ResponseState = {
@@ -146,8 +146,8 @@ function created(command: ResponseCreated): ResponseState {
     singleUseId: command.singleUseId ?? null,
     contactId: command.contactId ?? null,
     contactAttributes: null,
-    createdAt: command.occurredAt,
-    updatedAt: command.occurredAt,
+    createdAt: command.createdAt ?? command.occurredAt,
+    updatedAt: command.updatedAt ?? command.createdAt ?? command.occurredAt,
     clocks,
   };
 }

@@ -8,6 +8,15 @@ export interface TimeRange {
 }
 
 const DATE_OR_TIME = /^\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:\d{2}))?$/;
+/** The earliest instant taken: year 0 is not a year PostgreSQL reads back as written. */
+const EARLIEST = Date.parse('0001-01-01T00:00:00Z');
+export const INSTANT_PROBLEM = 'must be a date or an ISO 8601 date-time with a time zone';
+
+/** A date or an ISO 8601 date-time with a time zone, as a UTC ISO timestamp; undefined if it is neither. */
+export function parseInstant(value: string): string | undefined {
+  const at = DATE_OR_TIME.test(value) ? Date.parse(value) : NaN;
+  return Number.isNaN(at) || at < EARLIEST ? undefined : new Date(at).toISOString();
+}
 
 /** A date or an ISO 8601 date-time with a time zone for each end given; `invalid_input` names a bad one. */
 export function parseTimeRange(raw: { from?: string | null; to?: string | null }): TimeRange {
@@ -16,9 +25,9 @@ export function parseTimeRange(raw: { from?: string | null; to?: string | null }
   for (const name of ['from', 'to'] as const) {
     const value = raw[name];
     if (value === null || value === undefined || value === '') continue;
-    const at = DATE_OR_TIME.test(value) ? Date.parse(value) : NaN;
-    if (Number.isNaN(at)) problems[name] = 'must be a date or an ISO 8601 date-time with a time zone';
-    else range[name] = new Date(at).toISOString();
+    const at = parseInstant(value);
+    if (at === undefined) problems[name] = INSTANT_PROBLEM;
+    else range[name] = at;
   }
   if (range.from && range.to && range.from > range.to) problems['to'] = 'must not be before from';
   if (Object.keys(problems).length > 0) throw invalidInput(problems);

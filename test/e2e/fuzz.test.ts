@@ -132,7 +132,7 @@ function writeOf(r: FuzzRequest, status: number, body: Buffer): Write | undefine
   if (route.endsWith('/responses/:responseId') && r.method === 'PUT') {
     const sent = (r.json as { data?: unknown } | undefined)?.data;
     const keys = sent && typeof sent === 'object' ? Object.keys(sent) : [];
-    return { kind: 'responseUpdate', id: r.path.split('/')[6]!.split('?')[0]!, keys, what };
+    return { kind: 'responseUpdate', id: r.path.split('?')[0]!.split('/').at(-1)!, keys, what };
   }
   if (route.endsWith('/displays')) return { kind: 'display', id: data.id!, what };
   if (route.endsWith('/user') || (route.endsWith('/contacts') && r.method === 'POST')) {

@@ -276,12 +276,24 @@ const ROUTES: RouteSpec[] = [
     params: { keyId: 'any' },
     management: true,
   },
-  { pattern: '/api/v1/management/responses', methods: ['GET'], params: {}, management: true },
+  {
+    pattern: '/api/v1/management/responses',
+    methods: ['GET', 'POST'],
+    params: {},
+    management: true,
+    body: (f) => ({
+      environmentId: f.environmentId,
+      surveyId: f.surveyId,
+      finished: false,
+      data: { q1: 'Imported' },
+    }),
+  },
   {
     pattern: '/api/v1/management/responses/:responseId',
-    methods: ['GET'],
+    methods: ['GET', 'PUT'],
     params: { responseId: 'response' },
     management: true,
+    body: () => ({ data: { q1: 'Amended' } }),
   },
   // Not the fixture response: the other routes' requests keep updating it.
   {

@@ -52,6 +52,38 @@ export const CreateBodyV2 = Compile(
   Type.Object({ ...Created.properties, contactId: nullable(Id), recaptchaToken: nullable(Type.String()) }),
 );
 
+/**
+ * The management API's create (Formbricks' `ZResponseInput`): also for imports, so the respondent's
+ * `meta` is taken as sent (user agent, country and IP address included), and `createdAt`/`updatedAt`
+ * may be given (checked by the route). `environmentId` may be left out when the API key can write to
+ * exactly one environment.
+ */
+export const ManagementCreateBody = Compile(
+  Type.Object({
+    ...Created.properties,
+    environmentId: nullable(Id),
+    userId: nullable(Text255),
+    meta: nullable(
+      Type.Object({
+        source: nullable(Type.String()),
+        url: nullable(Type.String()),
+        action: nullable(Type.String()),
+        country: nullable(Type.String({ maxLength: 255 })),
+        ipAddress: nullable(Type.String({ maxLength: 255 })),
+        userAgent: nullable(
+          Type.Object({
+            browser: nullable(Type.String({ maxLength: 255 })),
+            device: nullable(Type.String({ maxLength: 255 })),
+            os: nullable(Type.String({ maxLength: 255 })),
+          }),
+        ),
+      }),
+    ),
+    createdAt: nullable(Type.String({ maxLength: 64 })),
+    updatedAt: nullable(Type.String({ maxLength: 64 })),
+  }),
+);
+
 /** PUT, v1 and v2 alike. */
 export const UpdateBody = Compile(
   Type.Object({

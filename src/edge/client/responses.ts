@@ -127,14 +127,48 @@ async function writeResponse(
   const { environmentId, body, survey, identity } = await open(ctx, request);
   const quota = fullQuotaFor(survey, body.data);
   const ending = quotaEnding(quota);
-  const finished = body.finished || ending !== undefined;
   checkAnswers(survey, body.data, body.finished && !ending ? (id) => isAnswered(body.data[id]) : undefined);
+  const meta = {
+    ...buildResponseMeta({
+      client: body.meta,
+      headers: request.headers,
+      remoteAddress: request.remoteAddress,
+      captureIp: survey.isCaptureIpEnabled,
+      trustedProxyHops: ctx.trustedProxyHops,
+    }),
+  };
   // A retry whose first attempt is not stored (yet) writes the same command again: the processor
   // skips it if the first one arrives after all (same event id).
+  await publishCreate(ctx, { environmentId, survey, identity, ids, body, meta, ending });
+  return { status: 200, body: { data: { id: ids.id, ...quotaAnswer(quota) } } };
+}
+
+/** A create checked as its route requires, ready to be written. */
+export interface CheckedCreate {
+  environmentId: string;
+  survey: SurveySnapshot;
+  identity: Identity | undefined;
+  ids: { id: string; eventId: string; occurredAt: string };
+  body: Omit<CreateBody, 'meta'>;
+  meta: Record<string, unknown>;
+  /** The full quota that ends it (quotaEnding), if any. */
+  ending: Quota | undefined;
+  /** Imports (management): when it was created and last updated. */
+  times?: { createdAt?: string; updatedAt?: string };
+}
+
+/**
+ * Writes a checked create to the log, the same command whichever API took it: its display must be
+ * free to link, its single-use id free to take (both answered at once otherwise); acknowledged,
+ * the edge's statuses know the response. Returns the command written.
+ */
+export async function publishCreate(ctx: ClientContext, create: CheckedCreate): Promise<ResponseCreated> {
+  const { environmentId, survey, identity, ids, body, meta, ending } = create;
   if (body.displayId) await requireLinkableDisplay(ctx, body.displayId, survey.id);
   if (body.singleUseId && !(await ctx.singleUseIds.reserve(survey.id, body.singleUseId))) {
     throw new ChorusError('conflict', 'Response already submitted for this single-use link');
   }
+  const finished = body.finished || ending !== undefined;
 
   // The contact's attributes as the identifies acknowledged so far left them (Formbricks keeps a
   // response's snapshot of them as they are when it is created).
@@ -149,15 +183,7 @@ async function writeResponse(
     data: body.data,
     ttc: body.ttc ?? {},
     variables: body.variables ?? {},
-    meta: {
-      ...buildResponseMeta({
-        client: body.meta,
-        headers: request.headers,
-        remoteAddress: request.remoteAddress,
-        captureIp: survey.isCaptureIpEnabled,
-        trustedProxyHops: ctx.trustedProxyHops,
-      }),
-    },
+    meta,
     language: body.language,
     endingId: ending?.endingCardId ?? body.endingId,
     displayId: body.displayId,
@@ -165,6 +191,7 @@ async function writeResponse(
     userId: identity?.userId,
     contactId: identity?.contactId,
     ...(identified && { contactAttributes: identified.attributes }),
+    ...create.times,
   };
   try {
     await ctx.outputs.responses.publish(command);
@@ -183,7 +210,7 @@ async function writeResponse(
   );
   if (body.displayId) ctx.displays.set(body.displayId, { surveyId: survey.id, linked: true, responseId });
   if (identity) ctx.recent.recordResponse(identity.contactId, survey.id);
-  return { status: 200, body: { data: { id: responseId, ...quotaAnswer(quota) } } };
+  return command;
 }
 
 async function updateResponse(ctx: ClientContext, request: RouteRequest) {
@@ -244,7 +271,7 @@ async function updateResponse(ctx: ClientContext, request: RouteRequest) {
  * is never shown the rest of the survey. (The quota filling also paused the survey, so new
  * responses are refused; this is the fate of those already started.)
  */
-function quotaEnding(quota: Quota | undefined): Quota | undefined {
+export function quotaEnding(quota: Quota | undefined): Quota | undefined {
   return quota?.action === 'endSurvey' ? quota : undefined;
 }
 

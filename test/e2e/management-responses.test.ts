@@ -1,0 +1,249 @@
+// Responses written through the management API (Formbricks' v1 POST and PUT), as imports and
+// back-office tools use it: each is a command on `responses`, applied by the same processor as the
+// widget's, so the store, the survey's counts, the public facts and the webhooks see it exactly as
+// a widget's response.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { call, startTestChorus, type RunningChorus } from '../helpers/chorus.ts';
+import { QUESTIONS } from '../helpers/surveys.ts';
+import { readTopics, type TopicReader } from '../helpers/topic-reader.ts';
+import { waitFor } from '../helpers/wait.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
+import { createApiKey } from '../../src/store/environments.ts';
+
+describe('management API: response writes', () => {
+  let app: RunningChorus;
+  let receiver: WebhookReceiver;
+  let reader: TopicReader;
+  let env: string;
+  let key: string;
+  const manage = (method: string, path: string, body?: unknown, apiKey = key) =>
+    call(app.baseUrl, method, `/api/v1/management/${path}`, body, { 'x-api-key': apiKey });
+  const stored = (id: string) =>
+    waitFor(
+      async () => {
+        const reply = await manage('GET', `responses/${id}`);
+        return reply.status === 200 ? reply.body.data : undefined;
+      },
+      { what: `response ${id} stored` },
+    );
+  const factTypes = (responseId: string) =>
+    reader.messages.filter((m) => m.key === responseId).map((m) => m.value.type as string);
+  const hooks = (event: string, responseId: string) =>
+    receiver.received
+      .map(
+        (r) => JSON.parse(r.body) as { event: string; data: { id: string; data: Record<string, unknown> } },
+      )
+      .filter((p) => p.event === event && p.data.id === responseId);
+
+  before(async () => {
+    receiver = await startWebhookReceiver();
+    app = await startTestChorus('e2e_management_responses', {
+      env: {
+        ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+        WEBHOOK_ALLOWED_NETWORKS: '127.0.0.1/32',
+        DELIVERY_POLL_MS: '50',
+      },
+    });
+    ({ environmentId: env, apiKey: key } = await app.createEnvironment('enterprise'));
+    reader = await readTopics(app.world.env, ['response-events']);
+  });
+  after(async () => {
+    await reader?.stop();
+    await app?.stop();
+    await receiver?.close();
+  });
+
+  test('an imported response is stored with its own times and meta, counted, announced and delivered like a widget’s', async () => {
+    // A closed survey still takes imports, as in Formbricks.
+    const surveyId = await app.createSurvey({
+      environmentId: env,
+      questions: QUESTIONS,
+      status: 'completed',
+    });
+    const hook = await call(
+      app.baseUrl,
+      'POST',
+      '/api/v1/webhooks',
+      {
+        url: `${receiver.url}/imports`,
+        triggers: ['responseCreated', 'responseUpdated', 'responseFinished'],
+        surveyIds: [surveyId],
+      },
+      { 'x-api-key': key },
+    );
+    assert.equal(hook.status, 200, JSON.stringify(hook.body));
+
+    const meta = {
+      source: 'import',
+      url: 'https://example.com/survey',
+      userAgent: { browser: 'Firefox', os: 'Linux', device: 'desktop' },
+      country: 'DE',
+      ipAddress: '203.0.113.9',
+    };
+    const created = await manage('POST', 'responses', {
+      surveyId,
+      finished: true,
+      data: { feedback: 'Imported from the old tool', score: 4 },
+      ttc: { feedback: 3.5, score: 1.5 },
+      meta,
+      language: 'de',
+      createdAt: '2024-03-01T10:00:00Z',
+    });
+    assert.equal(created.status, 200, JSON.stringify(created.body));
+    const answer = created.body.data;
+    assert.match(answer.id, /^rsp_/);
+    assert.deepEqual(
+      {
+        createdAt: answer.createdAt,
+        updatedAt: answer.updatedAt,
+        finished: answer.finished,
+        ttc: answer.ttc,
+        meta: answer.meta,
+        environmentId: answer.environmentId,
+        contactId: answer.contactId,
+      },
+      {
+        createdAt: '2024-03-01T10:00:00.000Z',
+        updatedAt: '2024-03-01T10:00:00.000Z',
+        finished: true,
+        ttc: { feedback: 3.5, score: 1.5, _total: 5 },
+        meta,
+        environmentId: env,
+        contactId: null,
+      },
+    );
+    assert.deepEqual(await stored(answer.id), answer, 'stored as answered');
+
+    const list = await manage('GET', `responses?surveyId=${surveyId}`);
+    assert.equal(list.headers.get('x-total-count'), '1', 'counted in the survey’s kept counts');
+    await waitFor(() => factTypes(answer.id).length === 2, { what: 'facts' });
+    assert.deepEqual(factTypes(answer.id), ['response.created', 'response.finished']);
+    await waitFor(() => hooks('responseFinished', answer.id).length === 1, { what: 'finished webhook' });
+    assert.equal(hooks('responseCreated', answer.id).length, 1);
+
+    // A change of a finished response: merged, announced as an update, delivered as responseUpdated.
+    const amended = await manage('PUT', `responses/${answer.id}`, { data: { score: 5 } });
+    assert.equal(amended.status, 200, JSON.stringify(amended.body));
+    assert.deepEqual(amended.body.data.data, { feedback: 'Imported from the old tool', score: 5 });
+    await waitFor(async () => (await stored(answer.id)).data.score === 5, { what: 'the change stored' });
+    await waitFor(() => hooks('responseUpdated', answer.id).length === 1, { what: 'updated webhook' });
+    assert.equal(hooks('responseUpdated', answer.id)[0]!.data.data.score, 5);
+    assert.deepEqual(factTypes(answer.id), ['response.created', 'response.finished', 'response.updated']);
+    assert.equal(hooks('responseFinished', answer.id).length, 1, 'finished once');
+  });
+
+  test('a PUT right after the create waits for it to be stored, and finishing it announces the finish', async () => {
+    const surveyId = await app.createSurvey({ environmentId: env, questions: QUESTIONS });
+    const created = await manage('POST', 'responses', { surveyId, finished: false, data: { score: 2 } });
+    assert.equal(created.status, 200, JSON.stringify(created.body));
+    const id = created.body.data.id as string;
+    const finished = await manage('PUT', `responses/${id}`, { finished: true, data: { feedback: 'Later' } });
+    assert.equal(finished.status, 200, JSON.stringify(finished.body));
+    assert.deepEqual(
+      { finished: finished.body.data.finished, data: finished.body.data.data },
+      { finished: true, data: { score: 2, feedback: 'Later' } },
+    );
+    await waitFor(async () => (await stored(id)).finished, { what: 'finished' });
+    await waitFor(() => factTypes(id).length === 3, { what: 'facts' });
+    assert.deepEqual(factTypes(id), ['response.created', 'response.updated', 'response.finished']);
+    // The widget's route still refuses to change it.
+    const widget = await call(app.baseUrl, 'PUT', `/api/v1/client/${env}/responses/${id}`, {
+      data: { score: 1 },
+    });
+    assert.equal(widget.status, 400, JSON.stringify(widget.body));
+  });
+
+  test('a userId links the response to that user’s contact with its attributes, an unknown one links nothing', async () => {
+    const surveyId = await app.createSurvey({ environmentId: env, questions: QUESTIONS });
+    const identified = await call(app.baseUrl, 'POST', `/api/v2/client/${env}/user`, {
+      userId: 'imported-user',
+      attributes: { email: 'ada@example.com', plan: 'pro' },
+    });
+    assert.equal(identified.status, 200, JSON.stringify(identified.body));
+    const known = await manage('POST', 'responses', {
+      surveyId,
+      finished: true,
+      data: { feedback: 'Hi' },
+      userId: 'imported-user',
+    });
+    assert.equal(known.status, 200, JSON.stringify(known.body));
+    assert.ok(known.body.data.contactId);
+    assert.equal(known.body.data.contactAttributes.plan, 'pro');
+    const row = await stored(known.body.data.id);
+    assert.equal(row.contactId, known.body.data.contactId);
+    assert.equal(row.contactAttributes.email, 'ada@example.com');
+
+    const unknown = await manage('POST', 'responses', {
+      surveyId,
+      finished: true,
+      data: { feedback: 'Hi' },
+      userId: 'nobody-known',
+    });
+    assert.equal(unknown.status, 200, JSON.stringify(unknown.body));
+    assert.equal(unknown.body.data.contactId, null);
+    assert.equal((await stored(unknown.body.data.id)).contactId, null);
+    const contacts = await manage('GET', 'contacts');
+    assert.ok(
+      !contacts.body.data.some((c: { userId: string }) => c.userId === 'nobody-known'),
+      'no contact is created for it',
+    );
+  });
+
+  test('refusals: unknown survey 404, another environment’s 400, wrong answers and times 400 by field, read-only key 403', async () => {
+    const surveyId = await app.createSurvey({ environmentId: env, questions: QUESTIONS });
+    const missing = await manage('POST', 'responses', { surveyId: 'srv_nope', finished: true, data: {} });
+    assert.equal(missing.status, 404, JSON.stringify(missing.body));
+
+    const other = await app.createEnvironment('enterprise');
+    const foreignSurvey = await app.createSurvey({
+      environmentId: other.environmentId,
+      questions: QUESTIONS,
+    });
+    const foreign = await manage('POST', 'responses', {
+      environmentId: env,
+      surveyId: foreignSurvey,
+      finished: true,
+      data: {},
+    });
+    assert.equal(foreign.status, 400, JSON.stringify(foreign.body));
+    assert.equal(foreign.body.message, 'Survey is part of another environment');
+
+    const wrong = await manage('POST', 'responses', { surveyId, finished: true, data: { score: 'lots' } });
+    assert.equal(wrong.status, 400, JSON.stringify(wrong.body));
+    assert.equal(wrong.body.message, 'Validation failed');
+    assert.deepEqual(Object.keys(wrong.body.details), ['response.data.score']);
+
+    const badTime = await manage('POST', 'responses', {
+      surveyId,
+      finished: true,
+      data: {},
+      createdAt: 'yesterday',
+      updatedAt: '0000-01-01',
+    });
+    assert.equal(badTime.status, 400, JSON.stringify(badTime.body));
+    assert.deepEqual(Object.keys(badTime.body.details).sort(), ['createdAt', 'updatedAt']);
+
+    const readOnly = await createApiKey(app.chorus.orm.em.fork(), {
+      label: 'reader',
+      grants: [{ environmentId: env, permission: 'read' }],
+    });
+    const refused = await manage(
+      'POST',
+      'responses',
+      { environmentId: env, surveyId, finished: true, data: {} },
+      readOnly.apiKey,
+    );
+    assert.equal(refused.status, 403, JSON.stringify(refused.body));
+    const created = await manage('POST', 'responses', { surveyId, finished: false, data: {} });
+    const id = created.body.data.id as string;
+    await stored(id);
+    const refusedPut = await manage('PUT', `responses/${id}`, { data: { score: 1 } }, readOnly.apiKey);
+    assert.equal(refusedPut.status, 403, JSON.stringify(refusedPut.body));
+    assert.equal((await manage('PUT', 'responses/rsp_nope', { data: {} })).status, 404);
+    const wrongPut = await manage('PUT', `responses/${id}`, { data: { score: 'lots' } });
+    assert.equal(wrongPut.status, 400, JSON.stringify(wrongPut.body));
+    assert.equal((await call(app.baseUrl, 'POST', '/api/v1/management/responses', {})).status, 401);
+  });
+});
