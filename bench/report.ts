@@ -1,4 +1,5 @@
 // The figures of one bench run: printed as a table for people, written as JSON for comparisons.
+import type { ExportResult } from './export.ts';
 import { mkdir, writeFile } from 'node:fs/promises';
 import type { LoadResult } from './load.ts';
 import type { PacedLoadResult } from './paced-load.ts';
@@ -293,4 +294,18 @@ function milliseconds(value: number): string {
 
 function mib(bytes: number): string {
   return `${number(bytes / 1024 / 1024, 1)} MiB`;
+}
+
+const MIB = 2 ** 20;
+
+/** The export bench (export.ts) against its targets. */
+export function exportLines(r: ExportResult): string[] {
+  return [
+    '',
+    `Export of a survey of ${r.rows.toLocaleString('en')} responses as CSV (GET /api/v1/management/responses/export, the edge alone)`,
+    `first bytes after ${Math.round(r.firstByteMs)} ms (target < 1,000)`,
+    `${Math.round(r.rowsPerSecond).toLocaleString('en')} rows a second (target ≥ 50,000): ${(r.bytes / MIB).toFixed(0)} MiB in ${r.seconds.toFixed(1)} s`,
+    `edge RSS ${(r.peakRssBytes / MIB).toFixed(0)} MiB at most, ${((r.peakRssBytes - r.idleRssBytes) / MIB).toFixed(0)} MiB above idle (target ≤ 50)`,
+    `the edge's CPU in the second after a reader hung up halfway: ${r.cpuAfterHangUp.toFixed(2)} cores (${r.cpuAfterHangUp < 0.2 ? 'it stopped' : 'IT WENT ON'})`,
+  ];
 }

@@ -45,7 +45,15 @@ import { runPacedLoad, type PacedLoadResult } from './paced-load.ts';
 import { runWrk, type WrkResult } from './wrk.ts';
 import { measureCost, waitForRows, wrkLoad, type CostResult } from './cost.ts';
 import { rolesOf, sampleTree, startChorusProcess, type ProcessUsage } from './processes.ts';
-import { formatTable, sessionTable, writeJson, type BenchReport, type ChorusTarget } from './report.ts';
+import { measureExport } from './export.ts';
+import {
+  exportLines,
+  formatTable,
+  sessionTable,
+  writeJson,
+  type BenchReport,
+  type ChorusTarget,
+} from './report.ts';
 import { measureSessionRounds, type SessionSettings } from './sessions.ts';
 import {
   identifyStatesTable,
@@ -74,9 +82,12 @@ const Settings = Type.Object({
   /** Distinct visitors of the session comparison (session-load.ts): fewer than sessions, so most return. */
   BENCH_SESSION_USERS: Type.Integer({ default: 5_000, minimum: 1 }),
   /** `sessions`: only the visitor-session comparison (to iterate on it); `all`: every target. */
-  BENCH_ONLY: Type.Union([Type.Literal('all'), Type.Literal('sessions'), Type.Literal('identify')], {
-    default: 'all',
-  }),
+  BENCH_ONLY: Type.Union(
+    [Type.Literal('all'), Type.Literal('sessions'), Type.Literal('identify'), Type.Literal('export')],
+    { default: 'all' },
+  ),
+  /** Responses of the survey the export bench exports (export.ts). */
+  BENCH_EXPORT_ROWS: Type.Integer({ default: 1_000_000, minimum: 1 }),
   /** Seconds of creates the edge alone acknowledges before identify's rounds (identify-states.ts). */
   BENCH_BACKLOG_S: Type.Integer({ default: 20, minimum: 1 }),
   /** Identify's rounds once the backlog is stored. */
@@ -100,12 +111,22 @@ try {
     console.log(sessionTable(rounds, settings.BENCH_COST_CONNECTIONS, settings.BENCH_DURATION_S).join('\n'));
   } else if (settings.BENCH_ONLY === 'identify') {
     console.log(identifyStatesTable(await measureIdentifyStates(bench, identifyStatesSettings())).join('\n'));
-  } else
+  } else if (settings.BENCH_ONLY === 'export') {
+    console.log(exportLines(await measureExport(bench, settings.BENCH_EXPORT_ROWS)).join('\n'));
+  } else {
     await benchmark(bench, {
       body: bench.body,
       connections: settings.BENCH_CONNECTIONS,
       durationS: settings.BENCH_DURATION_S,
     });
+    // Last, in a world of its own: its million rows would weigh on every other figure.
+    const exporting = await bench.another();
+    try {
+      console.log(exportLines(await measureExport(exporting, settings.BENCH_EXPORT_ROWS)).join('\n'));
+    } finally {
+      await exporting.stop();
+    }
+  }
   if (sink) {
     const traces = sink.received.get('/v1/traces');
     console.log(

@@ -21,6 +21,9 @@ import { replayDeliveries } from './store/integrations.ts';
 import { readSummaryBasis, readSurveySummary } from './store/summary-counts.ts';
 import { parseTimeRange, type TimeRange } from './summaries/time-range.ts';
 import { summaryText } from './summaries/summary-text.ts';
+import { parseExportQuery } from './edge/management/response-export.ts';
+import { exportFile } from './store/response-export.ts';
+import { Survey } from './store/entities.ts';
 import { ROLES, startChorus, type Role } from './roles/start.ts';
 import { startAllRoles, type ReadinessReport } from './roles/supervisor.ts';
 import {
@@ -100,6 +103,13 @@ const COMMANDS: readonly Command[] = [
                                                  a survey's summary: impressions, starts, drop-offs and
                                                  a table per element (responses created in the range)`,
     run: summaryCommand,
+  },
+  {
+    words: ['export'],
+    usage: `  chorus export SURVEY_ID [--format csv|jsonl] [--from DATE] [--to DATE] [--finished true|false]
+                [--contact CONTACT_ID]           a survey's responses as a file on stdout, with Formbricks'
+                                                 columns (as GET /api/v1/management/responses/export)`,
+    run: exportCommand,
   },
   { words: ['tap'], usage: TAP_USAGE, run: tapCommand },
 ];
@@ -443,6 +453,98 @@ async function scaleCommand(args: string[]): Promise<number> {
     `Set KAFKA_PARTITIONS=${partitions} too, so that topics created from now on get as many.\n`,
   );
   return 0;
+}
+
+async function exportCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      format: { type: 'string' },
+      from: { type: 'string' },
+      to: { type: 'string' },
+      finished: { type: 'string' },
+      contact: { type: 'string' },
+    },
+  });
+  const [surveyId, ...extra] = positionals;
+  if (surveyId === undefined || extra.length > 0) throw new UsageError('give one SURVEY_ID');
+  let query: ReturnType<typeof parseExportQuery>;
+  try {
+    const named = { format: values.format, startDate: values.from, endDate: values.to };
+    query = parseExportQuery(
+      new URLSearchParams(
+        Object.entries({ ...named, finished: values.finished, contactId: values.contact }).filter(
+          (entry): entry is [string, string] => entry[1] !== undefined,
+        ),
+      ),
+    );
+  } catch (error) {
+    argumentsWrong(error);
+  }
+  // A reader that goes away (`| head`) ends the export, not the process with an EPIPE.
+  process.stdout.on('error', () => undefined);
+  const progress = exportProgress();
+  const found = await withStore(async (orm) => {
+    const em = orm.em.fork();
+    const survey = await em.findOne(Survey, { id: surveyId });
+    if (!survey) return false;
+    const file = exportFile(
+      em,
+      { id: survey.id, environmentId: survey.environment.id, blocks: survey.blocks, widget: survey.widget },
+      query.filter,
+      query.format,
+      progress?.add,
+    );
+    for await (const chunk of file) {
+      if (!(await written(process.stdout, chunk))) break; // the reader went away (`| head`)
+    }
+    return true;
+  });
+  progress?.end();
+  if (!found) throw new CommandError(`No survey ${surveyId}`);
+  return 0;
+}
+
+/** A line on a terminal's stderr that counts the rows written; none when stderr is not a terminal. */
+function exportProgress(): { add: (rows: number) => void; end: () => void } | undefined {
+  if (!process.stderr.isTTY) return undefined;
+  const began = Date.now();
+  let rows = 0;
+  let shown = 0;
+  const show = () => {
+    const seconds = (Date.now() - began) / 1000;
+    process.stderr.write(
+      `\r${rows.toLocaleString('en')} responses, ${Math.round(rows / Math.max(seconds, 0.001)).toLocaleString('en')}/s `,
+    );
+  };
+  return {
+    add: (n) => {
+      rows += n;
+      if (Date.now() - shown < 250) return;
+      shown = Date.now();
+      show();
+    },
+    end: () => {
+      show();
+      process.stderr.write('\n');
+    },
+  };
+}
+
+/** Resolves true once the stream took the chunk (its buffer drained), false if it closed. */
+function written(stream: NodeJS.WriteStream, chunk: Buffer): Promise<boolean> {
+  if (stream.destroyed) return Promise.resolve(false);
+  if (stream.write(chunk)) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const done = (ok: boolean) => () => {
+      stream.off('drain', drained).off('close', closed).off('error', closed);
+      resolve(ok);
+    };
+    const drained = done(true);
+    const closed = done(false);
+    stream.on('drain', drained).on('close', closed).on('error', closed);
+  });
 }
 
 async function summaryCommand(args: string[]): Promise<number> {

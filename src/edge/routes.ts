@@ -13,6 +13,7 @@ import { clientStorageRoutes, type UploadStore } from './client/storage.ts';
 import type { Idempotency } from './client/idempotency.ts';
 import type { ManagementContext } from './management/context.ts';
 import { managementResponseRoutes } from './management/responses.ts';
+import { managementExportRoutes } from './management/response-export.ts';
 import { managementSurveyRoutes } from './management/surveys.ts';
 import { surveySummaryRoute } from './management/survey-summary.ts';
 import { managementSegmentRoutes } from './management/segments.ts';
@@ -52,6 +53,8 @@ export function edgeRoutes(ctx: RouteContexts, version: string): Route[] {
       ...clientIdentifyRoutes(ctx.client, ctx.activityOf),
       ...clientStorageRoutes(ctx.client, ctx.uploads),
       ...clientEnvironmentRoutes(ctx.environmentStates),
+      // Before the responses' routes: `export` is not a response id.
+      ...managementExportRoutes(ctx.management),
       ...managementResponseRoutes(ctx.management),
       ...managementSurveyRoutes(ctx.management),
       surveySummaryRoute(ctx.management),

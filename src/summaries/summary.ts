@@ -5,7 +5,7 @@
 // are the newest responses' values, read separately (store/summaries.ts).
 import type { Element } from '../surveys/definition.ts';
 import { counterKey, KEY_SEPARATOR, type Tally } from './contributions.ts';
-import { languageKey, type SurveyShape } from './survey-shape.ts';
+import { headlineOf, labelIn, languageKey, type SurveyShape } from './survey-shape.ts';
 
 /** Formbricks' "r2": two decimals, halves up. */
 export const r2 = (x: number): number => Math.round(x * 100) / 100;
@@ -247,18 +247,6 @@ function textSample<S extends Omit<Sample, 'id'>>({ language: _language, ...samp
 }
 
 /** A label in a language: a string is every language's; `{default, de, …}` by code. */
-function labelIn(label: unknown, language: string): string | undefined {
-  if (typeof label === 'string') return label;
-  if (label && typeof label === 'object') {
-    const text = (label as Record<string, unknown>)[language];
-    return typeof text === 'string' ? text : undefined;
-  }
-  return undefined;
-}
-
-function headlineOf(element: Element): string {
-  return (labelIn(element.headline, 'default') ?? '').replace(/<[^>]*>/g, '').trim();
-}
 
 /** A stored label in its language mapped to the default language's, when a choice has it (spec §3). */
 function toDefault(

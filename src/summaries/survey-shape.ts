@@ -73,3 +73,18 @@ export function languageKey(shape: SurveyShape, language: string | null): string
   if (language === shape.defaultCode || !shape.languageCodes.has(language)) return 'default';
   return language;
 }
+
+/** A label's text in `language`: a plain string is every language's. */
+export function labelIn(label: unknown, language: string): string | undefined {
+  if (typeof label === 'string') return label;
+  if (label && typeof label === 'object') {
+    const text = (label as Record<string, unknown>)[language];
+    return typeof text === 'string' ? text : undefined;
+  }
+  return undefined;
+}
+
+/** An element's headline as plain text, in the default language. */
+export function headlineOf(element: Element): string {
+  return (labelIn(element.headline, 'default') ?? '').replace(/<[^>]*>/g, '').trim();
+}

@@ -11,6 +11,7 @@ import { readTopics, type TopicReader } from '../helpers/topic-reader.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
 import { createApiKey } from '../../src/store/environments.ts';
+import { runChorus } from '../helpers/process.ts';
 
 describe('management API: response writes', () => {
   let app: RunningChorus;
@@ -130,6 +131,7 @@ describe('management API: response writes', () => {
     await waitFor(async () => (await stored(answer.id)).data.score === 5, { what: 'the change stored' });
     await waitFor(() => hooks('responseUpdated', answer.id).length === 1, { what: 'updated webhook' });
     assert.equal(hooks('responseUpdated', answer.id)[0]!.data.data.score, 5);
+    await waitFor(() => factTypes(answer.id).length === 3, { what: 'the update announced' });
     assert.deepEqual(factTypes(answer.id), ['response.created', 'response.finished', 'response.updated']);
     assert.equal(hooks('responseFinished', answer.id).length, 1, 'finished once');
   });
@@ -246,4 +248,166 @@ describe('management API: response writes', () => {
     assert.equal(wrongPut.status, 400, JSON.stringify(wrongPut.body));
     assert.equal((await call(app.baseUrl, 'POST', '/api/v1/management/responses', {})).status, 401);
   });
+
+  test('an export streams Formbricks’ columns as CSV (BOM, quoted, formulas defused) or JSON Lines, filtered', async () => {
+    const surveyId = await app.createSurvey({
+      environmentId: env,
+      name: 'Onboarding: Q3!',
+      questions: QUESTIONS,
+      widget: {
+        hiddenFields: { enabled: true, fieldIds: ['source'] },
+        variables: [{ id: 'v1', name: 'tier', type: 'text', value: '' }],
+      },
+    });
+    const imported = [
+      { finished: true, data: { feedback: '=HYPERLINK("http://x")', plan: 'pro', features: ['api', 'sso'] } },
+      { finished: false, data: { feedback: 'two\nlines, "quoted"', grid: { speed: 'good' }, source: 'ads' } },
+      { finished: true, data: { score: 4 }, variables: { v1: 'gold' }, userId: 'imported-user' },
+    ];
+    const ids: string[] = [];
+    for (const body of imported) {
+      const reply = await manage('POST', 'responses', {
+        surveyId,
+        ...body,
+        createdAt: '2024-05-01T08:30:00Z',
+      });
+      assert.equal(reply.status, 200, JSON.stringify(reply.body));
+      ids.push(reply.body.data.id);
+    }
+    for (const id of ids) await stored(id);
+
+    const csv = await fetch(`${app.baseUrl}/api/v1/management/responses/export?surveyId=${surveyId}`, {
+      headers: { 'x-api-key': key },
+    });
+    assert.equal(csv.status, 200);
+    assert.equal(csv.headers.get('content-type'), 'text/csv; charset=utf-8');
+    assert.match(
+      csv.headers.get('content-disposition') ?? '',
+      /^attachment; filename="export-onboarding-q3-\d{4}-/,
+    );
+    const bytes = Buffer.from(await csv.arrayBuffer());
+    assert.deepEqual([...bytes.subarray(0, 3)], [0xef, 0xbb, 0xbf], 'a byte order mark for Excel');
+    const [head, ...rows] = parseCsv(bytes.subarray(3).toString('utf8'));
+    assert.deepEqual(head!.slice(0, 16), [
+      'No.',
+      'Response ID',
+      'Timestamp',
+      'Finished',
+      'Survey ID',
+      'Formbricks ID (internal)',
+      'User ID',
+      'Tags',
+      'source',
+      'url',
+      'action',
+      'userAgent - browser',
+      'userAgent - os',
+      'userAgent - device',
+      'country',
+      'ipAddress',
+    ]);
+    for (const column of [
+      '1. What do you think?',
+      '3. Which plan?',
+      '3. Which plan? - Option ID',
+      '4. Which features? - Option ID',
+      '5. Rate each - speed',
+      'tier',
+      'source',
+      'person.email',
+    ])
+      assert.ok(head!.includes(column), `${column} in ${JSON.stringify(head)}`);
+    assert.equal(rows.length, 3);
+    const byId = new Map(rows.map((row) => [row[1], Object.fromEntries(head!.map((h, i) => [h, row[i]]))]));
+    const [first, second, third] = ids.map((id) => byId.get(id)!);
+    assert.deepEqual(
+      rows.map((row) => row[0]),
+      ['1', '2', '3'],
+      'numbered, newest first',
+    );
+    assert.equal(rows[0]![1], ids[2]);
+    assert.equal(first!['1. What do you think?'], `'=HYPERLINK("http://x")`, 'a formula defused');
+    assert.equal(first!['4. Which features? - Option ID'], 'api, sso');
+    assert.equal(first!['Timestamp'], '2024-05-01 08:30:00 UTC');
+    assert.equal(first!['Finished'], 'Yes');
+    assert.equal(second!['1. What do you think?'], 'two\nlines, "quoted"');
+    assert.equal(second!['5. Rate each - speed'], 'good');
+    assert.equal(second!['source'], 'ads', 'the hidden field');
+    assert.equal(third!['tier'], 'gold');
+    assert.equal(third!['User ID'], 'imported-user');
+    assert.equal(third!['person.email'], 'ada@example.com');
+
+    const jsonl = await fetch(
+      `${app.baseUrl}/api/v1/management/responses/export?surveyId=${surveyId}&format=jsonl&finished=false`,
+      { headers: { 'x-api-key': key } },
+    );
+    assert.equal(jsonl.status, 200);
+    const lines = (await jsonl.text())
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    assert.deepEqual(
+      lines.map((l) => l['Response ID']),
+      [ids[1]],
+    );
+    assert.equal(lines[0]['1. What do you think?'], 'two\nlines, "quoted"');
+
+    const none = await fetch(
+      `${app.baseUrl}/api/v1/management/responses/export?surveyId=${surveyId}&startDate=2024-05-02`,
+      { headers: { 'x-api-key': key } },
+    );
+    assert.equal(parseCsv(await none.text()).length, 1, 'the head only');
+
+    // The same from the command line.
+    const cli = await runChorus(
+      ['export', surveyId, '--format', 'jsonl', '--finished', 'true'],
+      app.world.env,
+    );
+    assert.equal(cli.code, 0, cli.stderr);
+    const cliIds = cli.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line)['Response ID']);
+    assert.deepEqual(cliIds, [ids[2], ids[0]]);
+    const cliBad = await runChorus(['export', surveyId, '--format', 'pdf'], app.world.env);
+    assert.equal(cliBad.code, 2, cliBad.stderr);
+
+    const bad = await manage('GET', `responses/export?surveyId=${surveyId}&format=pdf&finished=maybe`);
+    assert.equal(bad.status, 400, JSON.stringify(bad.body));
+    assert.deepEqual(Object.keys(bad.body.details).sort(), ['finished', 'format']);
+    assert.equal((await manage('GET', 'responses/export?surveyId=srv_nope')).status, 404);
+    const other = await app.createEnvironment('enterprise');
+    assert.equal(
+      (await manage('GET', `responses/export?surveyId=${surveyId}`, undefined, other.apiKey)).status,
+      403,
+    );
+  });
 });
+
+/** RFC 4180: quoted fields may hold commas, quotes (doubled) and line breaks. */
+function parseCsv(text: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let field = '';
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') {
+        field += '"';
+        i++;
+      } else if (c === '"') quoted = false;
+      else field += c;
+    } else if (c === '"') quoted = true;
+    else if (c === ',') {
+      row.push(field);
+      field = '';
+    } else if (c === '\n') {
+      row.push(field);
+      rows.push(row);
+      row = [];
+      field = '';
+    } else field += c;
+  }
+  return rows;
+}

@@ -289,6 +289,12 @@ const ROUTES: RouteSpec[] = [
     }),
   },
   {
+    pattern: '/api/v1/management/responses/export',
+    methods: ['GET'],
+    params: {},
+    management: true,
+  },
+  {
     pattern: '/api/v1/management/responses/:responseId',
     methods: ['GET', 'PUT'],
     params: { responseId: 'response' },

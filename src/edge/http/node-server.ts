@@ -20,6 +20,7 @@ import {
   MAX_BODY_BYTES,
   type HttpReply,
   type HttpRequest,
+  StreamedBody,
   type HttpServer,
   type ServerOptions,
 } from './types.ts';
@@ -100,8 +101,9 @@ function serve(
   { closing, inFlight, draining }: Serving,
 ): void {
   // `open` while the handler may still answer; `discarding` after a 413 while the rest of the body
-  // is being dropped; `done` once answered in full or the client is gone.
-  let state: 'open' | 'discarding' | 'done' = 'open';
+  // is being dropped; `streaming` while a StreamedBody is written; `done` once answered in full or
+  // the client is gone.
+  let state: 'open' | 'discarding' | 'streaming' | 'done' = 'open';
   let closeTimer: NodeJS.Timeout | undefined;
   let idleTimer: NodeJS.Timeout | undefined;
   const finished = inFlight.begin();
@@ -135,14 +137,15 @@ function serve(
   };
   const isHead = method === 'HEAD';
 
-  const writeHead = (reply: HttpReply, length: number, closeConnection: boolean) => {
+  /** Without a length, the body is chunked. */
+  const writeHead = (reply: HttpReply, length: number | undefined, closeConnection: boolean) => {
     res.writeHead(reply.status, STATUS_CODES[reply.status] ?? '', {
       // JSON unless the reply names its own type (a raw body: see HttpReply.body).
       ...(reply.headers?.['Content-Type'] === undefined && {
         'Content-Type': 'application/json; charset=utf-8',
       }),
       ...reply.headers,
-      'Content-Length': String(length),
+      ...(length !== undefined && { 'Content-Length': String(length) }),
       ...(closeConnection && { Connection: 'close' }),
     });
     if (closeConnection) closing.add(req.socket);
@@ -150,10 +153,41 @@ function serve(
   const send = (reply: HttpReply, closeConnection = false) => {
     if (state !== 'open' || res.destroyed) return;
     closeConnection ||= draining.closeEachConnection;
+    if (reply.body instanceof StreamedBody && !isHead)
+      return void stream(reply, reply.body.chunks, closeConnection);
     const body = bodyOf(reply);
     writeHead(reply, body.length, closeConnection); // throws on a header value with a line break
     state = 'done'; // answer once
     res.end(isHead ? undefined : body);
+  };
+  /** A StreamedBody (types.ts): each chunk written once the socket drained the one before. */
+  const stream = async (reply: HttpReply, chunks: AsyncIterable<Buffer>, closeConnection: boolean) => {
+    writeHead(reply, undefined, closeConnection);
+    state = 'streaming';
+    const iterator = chunks[Symbol.asyncIterator]();
+    const gone = () => (state as string) !== 'streaming';
+    try {
+      for (;;) {
+        const next = await iterator.next();
+        if (gone() || next.done) break;
+        if (!res.write(next.value)) {
+          await new Promise<void>((resolve) => {
+            const go = () => {
+              res.off('drain', go).off('close', go);
+              resolve();
+            };
+            res.on('drain', go).on('close', go);
+          });
+          if (gone()) break;
+        }
+      }
+      if (!gone()) res.end();
+    } catch (error) {
+      options.onError(error, request);
+      res.destroy(); // cut short: the client must not take a part for the whole
+    } finally {
+      await iterator.return?.();
+    }
   };
   const refuse = (field: string, problem: string, closeConnection = false) =>
     send(options.onError(invalidInput({ [field]: problem }), request), closeConnection);
@@ -227,7 +261,9 @@ const declaredLength = (req: IncomingMessage) => Number(req.headers['content-len
 const bodyOf = (reply: HttpReply): Buffer =>
   Buffer.isBuffer(reply.body)
     ? reply.body // sent as it is (the widget bundles)
-    : Buffer.from(reply.body === undefined ? '' : JSON.stringify(reply.body));
+    : Buffer.from(
+        reply.body === undefined || reply.body instanceof StreamedBody ? '' : JSON.stringify(reply.body), // (a HEAD's)
+      );
 
 /**
  * What Node's parser refuses never becomes a request: answered 400 in the error shape (the

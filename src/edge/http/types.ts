@@ -16,10 +16,24 @@ export interface HttpReply {
   status: number;
   /** Names as written on the wire; a `Content-Type` here replaces the adapter's JSON one. */
   headers?: Record<string, string>;
-  /** Serialised as JSON, except a Buffer, which is sent as it is (give it its `Content-Type`). */
+  /**
+   * Serialised as JSON, except a Buffer, which is sent as it is, and a StreamedBody, written as it is
+   * produced (give either its `Content-Type`).
+   */
   body: unknown;
   /** The route pattern that answered (for metrics), set by the router. */
   route?: string;
+}
+
+/**
+ * A body written chunk by chunk (chunked transfer encoding), each chunk pulled once the client took
+ * the one before, so that what waits in memory is one chunk, however long the body. When the
+ * client leaves, the chunks' iterator is closed (`return`): its `finally` stops whatever produces
+ * them. A chunk that fails after the head was sent ends the connection mid-body, so that the client
+ * sees the body cut short rather than complete.
+ */
+export class StreamedBody {
+  constructor(readonly chunks: AsyncIterable<Buffer>) {}
 }
 
 export type HttpHandler = (request: HttpRequest) => Promise<HttpReply>;

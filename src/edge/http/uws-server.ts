@@ -19,6 +19,7 @@ import {
   MAX_BODY_BYTES,
   type HttpReply,
   type HttpRequest,
+  StreamedBody,
   type HttpServer,
   type ServerOptions,
 } from './types.ts';
@@ -47,10 +48,13 @@ export async function listenWithUws(uWS: Uws, options: ServerOptions): Promise<H
     const finished = inFlight.begin();
     /** Set once a 413 is written: closes the connection at the latest DISCARD_MS later. */
     let closeTimer: NodeJS.Timeout | undefined;
+    /** Set while a streamed body waits for the client to take a chunk. */
+    let wake: (() => void) | undefined;
     res.onAborted(() => {
       state = 'done';
       finished();
       clearTimeout(closeTimer);
+      wake?.();
     });
 
     const headers: Record<string, string> = {};
@@ -91,12 +95,13 @@ export async function listenWithUws(uWS: Uws, options: ServerOptions): Promise<H
      */
     const send = (reply: HttpReply, closeConnection = false, flush = false) => {
       if (state !== 'open') return;
+      if (reply.body instanceof StreamedBody && !isHead) return void stream(reply, reply.body.chunks);
       closeConnection ||= closeEachConnection;
       state = 'done'; // answer once
       finished();
       let body = Buffer.isBuffer(reply.body)
         ? reply.body // sent as it is (the widget bundles)
-        : reply.body === undefined
+        : reply.body === undefined || reply.body instanceof StreamedBody // (a HEAD's)
           ? ''
           : JSON.stringify(reply.body);
       if (flush && typeof body === 'string') body = body.padEnd(CORK_BUFFER_BYTES + 1);
@@ -114,6 +119,48 @@ export async function listenWithUws(uWS: Uws, options: ServerOptions): Promise<H
           res.endWithoutBody();
         }
       });
+    };
+
+    /** A StreamedBody (types.ts): uWS writes it chunked; `onWritable` says when to write on. */
+    const stream = async (reply: HttpReply, chunks: AsyncIterable<Buffer>) => {
+      const iterator = chunks[Symbol.asyncIterator]();
+      const closeConnection = closeEachConnection;
+      res.cork(() => writeHead(reply));
+      try {
+        for (;;) {
+          const next = await iterator.next();
+          if (state !== 'open') return; // aborted: `finally` closes the iterator
+          if (next.done) break;
+          let written = false;
+          res.cork(() => {
+            written = res.write(next.value);
+          });
+          if (!written) {
+            // Resolved on the next turn of the loop: a promise settled inside a uWS callback has
+            // its continuation run only when something else wakes Node (nothing may).
+            await new Promise<void>((resolve) => {
+              wake = () => setImmediate(resolve);
+              res.onWritable(() => {
+                setImmediate(resolve);
+                return true;
+              });
+            });
+            wake = undefined;
+            if (state !== 'open') return;
+          }
+        }
+        state = 'done';
+        finished();
+        res.cork(() => res.end(undefined, closeConnection));
+      } catch (error) {
+        if (state !== 'open') return;
+        state = 'done';
+        finished();
+        res.close(); // cut short: the client must not take a part for the whole
+        options.onError(error, request);
+      } finally {
+        if (state === 'done') await iterator.return?.();
+      }
     };
 
     const refuse = (field: string, problem: string, closeConnection = false, flush = false) =>
