@@ -10,6 +10,7 @@ import { sampleTree, startChorusProcess } from './processes.ts';
 import type { ResponseBenchWorld } from './world.ts';
 
 export interface ExportResult {
+  format: 'csv' | 'xlsx';
   rows: number;
   bytes: number;
   firstByteMs: number;
@@ -24,48 +25,63 @@ export interface ExportResult {
 /** Rows per INSERT while the survey is filled. */
 const FILL_BATCH = 50_000;
 
-export async function measureExport(bench: ResponseBenchWorld, rows: number): Promise<ExportResult> {
+/** CSV, then the same survey as .xlsx. */
+export async function measureExport(bench: ResponseBenchWorld, rows: number): Promise<ExportResult[]> {
   await fillSurvey(bench, rows);
   const port = await freePort();
   const edge = startChorusProcess('edge', bench.world.env, port);
   try {
     await edge.ready(120_000);
-    const url = `http://127.0.0.1:${port}/api/v1/management/responses/export?surveyId=${bench.surveyId}`;
-    const headers = { 'x-api-key': bench.apiKey };
-    // A small export first, so that what runs once (the first statement's plan, the JIT) is not in
-    // the idle figure's difference.
-    await (await fetch(`${url}&startDate=2099-01-01`, { headers })).arrayBuffer();
-    const idle = sampleTree(edge.pid, 100);
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
-    const idleRssBytes = Math.max(...idle.stop().map((p) => p.rssPeakBytes));
-
-    const usage = sampleTree(edge.pid, 100);
-    const began = performance.now();
-    const reply = await fetch(url, { headers });
-    if (reply.status !== 200 || !reply.body) throw new Error(`export answered ${reply.status}`);
-    let firstByteMs = 0;
-    let bytes = 0;
-    for await (const chunk of reply.body) {
-      if (bytes === 0) firstByteMs = performance.now() - began;
-      bytes += (chunk as Uint8Array).byteLength;
-    }
-    const seconds = (performance.now() - began) / 1000;
-    const peakRssBytes = Math.max(...usage.stop().map((p) => p.rssPeakBytes));
-
-    const cpuAfterHangUp = await hangUpHalfway(edge.pid, url, headers, bytes / 2);
-    return {
-      rows,
-      bytes,
-      firstByteMs,
-      seconds,
-      rowsPerSecond: rows / seconds,
-      idleRssBytes,
-      peakRssBytes,
-      cpuAfterHangUp,
-    };
+    const results: ExportResult[] = [];
+    for (const format of ['csv', 'xlsx'] as const)
+      results.push(await exportOnce(bench, edge.pid, port, format, rows));
+    return results;
   } finally {
     await edge.stop();
   }
+}
+
+async function exportOnce(
+  bench: ResponseBenchWorld,
+  pid: number,
+  port: number,
+  format: 'csv' | 'xlsx',
+  rows: number,
+): Promise<ExportResult> {
+  const url = `http://127.0.0.1:${port}/api/v1/management/responses/export?surveyId=${bench.surveyId}&format=${format}`;
+  const headers = { 'x-api-key': bench.apiKey };
+  // A small export first, so that what runs once (the first statement's plan, the JIT) is not in
+  // the idle figure's difference.
+  await (await fetch(`${url}&startDate=2099-01-01`, { headers })).arrayBuffer();
+  const idle = sampleTree(pid, 100);
+  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  const idleRssBytes = Math.max(...idle.stop().map((p) => p.rssPeakBytes));
+
+  const usage = sampleTree(pid, 100);
+  const began = performance.now();
+  const reply = await fetch(url, { headers });
+  if (reply.status !== 200 || !reply.body) throw new Error(`export answered ${reply.status}`);
+  let firstByteMs = 0;
+  let bytes = 0;
+  for await (const chunk of reply.body) {
+    if (bytes === 0) firstByteMs = performance.now() - began;
+    bytes += (chunk as Uint8Array).byteLength;
+  }
+  const seconds = (performance.now() - began) / 1000;
+  const peakRssBytes = Math.max(...usage.stop().map((p) => p.rssPeakBytes));
+
+  const cpuAfterHangUp = await hangUpHalfway(pid, url, headers, bytes / 2);
+  return {
+    format,
+    rows,
+    bytes,
+    firstByteMs,
+    seconds,
+    rowsPerSecond: rows / seconds,
+    idleRssBytes,
+    peakRssBytes,
+    cpuAfterHangUp,
+  };
 }
 
 async function hangUpHalfway(

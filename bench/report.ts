@@ -299,13 +299,13 @@ function mib(bytes: number): string {
 const MIB = 2 ** 20;
 
 /** The export bench (export.ts) against its targets. */
-export function exportLines(r: ExportResult): string[] {
-  return [
+export function exportLines(results: ExportResult[]): string[] {
+  return results.flatMap((r) => [
     '',
-    `Export of a survey of ${r.rows.toLocaleString('en')} responses as CSV (GET /api/v1/management/responses/export, the edge alone)`,
+    `Export of a survey of ${r.rows.toLocaleString('en')} responses as ${r.format} (GET /api/v1/management/responses/export, the edge alone)`,
     `first bytes after ${Math.round(r.firstByteMs)} ms (target < 1,000)`,
     `${Math.round(r.rowsPerSecond).toLocaleString('en')} rows a second (target ≥ 50,000): ${(r.bytes / MIB).toFixed(0)} MiB in ${r.seconds.toFixed(1)} s`,
     `edge RSS ${(r.peakRssBytes / MIB).toFixed(0)} MiB at most, ${((r.peakRssBytes - r.idleRssBytes) / MIB).toFixed(0)} MiB above idle (target ≤ 50)`,
     `the edge's CPU in the second after a reader hung up halfway: ${r.cpuAfterHangUp.toFixed(2)} cores (${r.cpuAfterHangUp < 0.2 ? 'it stopped' : 'IT WENT ON'})`,
-  ];
+  ]);
 }

@@ -106,7 +106,7 @@ const COMMANDS: readonly Command[] = [
   },
   {
     words: ['export'],
-    usage: `  chorus export SURVEY_ID [--format csv|jsonl] [--from DATE] [--to DATE] [--finished true|false]
+    usage: `  chorus export SURVEY_ID [--format csv|xlsx|jsonl] [--from DATE] [--to DATE] [--finished true|false]
                 [--contact CONTACT_ID]           a survey's responses as a file on stdout, with Formbricks'
                                                  columns (as GET /api/v1/management/responses/export)`,
     run: exportCommand,

@@ -1,9 +1,11 @@
 // The reads of an export (summaries/export-table.ts): a survey's responses page by page, newest
 // first, each page one statement continuing after the last id of the one before (the index on
-// survey and id: the same cost at any depth, and no connection held between pages). A reader that
-// stops early (the client went away) stops reading: nothing runs between pages.
+// survey and id: the same cost at any depth, and no connection held between pages). The page after
+// the one being written is read meanwhile, never more: a reader that stops early (the client went
+// away) stops the reads.
 import { exportTable, type ExportedResponse } from '../summaries/export-table.ts';
 import { rowWriter, type ExportFormat } from '../summaries/export-formats.ts';
+import { xlsxPackage } from '../summaries/xlsx-package.ts';
 import { query, type EntityManager } from './orm.ts';
 
 export interface ExportFilter {
@@ -29,23 +31,33 @@ export async function* exportedResponses(
   if (filter.to) conditions.push(['r.created_at <= ?', filter.to]);
   if (filter.finished !== undefined) conditions.push(['r.finished = ?', filter.finished]);
   if (filter.contactId) conditions.push(['r.contact_id = ?', filter.contactId]);
-  let after: string | undefined;
-  for (;;) {
+  const read = (after: string | undefined) => {
     const where =
       after === undefined ? conditions : [...conditions, ['r.id < ?', after] as [string, unknown]];
-    const rows = await query<ExportedResponse>(
+    return query<ExportedResponse>(
       em,
-      `select r.id, r.created_at as "createdAt", r.finished, r.survey_id as "surveyId",
-         r.contact_id as "contactId", c.user_id as "userId", r.data, r.variables, r.meta, r.language,
-         r.contact_attributes as "contactAttributes"
+      // The time as the file shows it, written by PostgreSQL (on its own core) rather than parsed
+      // into a Date and printed again here.
+      `select r.id, to_char(r.created_at at time zone 'UTC', 'YYYY-MM-DD HH24:MI:SS "UTC"') as "createdAt",
+         r.finished, r.survey_id as "surveyId", r.contact_id as "contactId", c.user_id as "userId",
+         r.data, r.variables, r.meta, r.language, r.contact_attributes as "contactAttributes"
        from responses r left join contacts c on c.id = r.contact_id
        where ${where.map(([sql]) => sql).join(' and ')}
        order by r.id desc limit ?`,
       [...where.map(([, value]) => value), page],
     );
-    if (rows.length > 0) yield rows;
-    if (rows.length < page) return;
-    after = rows[rows.length - 1]!.id;
+  };
+  // The next page is read while the caller writes this one: PostgreSQL and the caller work at once.
+  let next: Promise<ExportedResponse[]> | undefined = read(undefined);
+  try {
+    while (next) {
+      const rows: ExportedResponse[] = await next;
+      next = rows.length === page ? read(rows[rows.length - 1]!.id) : undefined;
+      if (rows.length > 0) yield rows;
+    }
+  } finally {
+    // A caller that stopped early leaves at most one page being read: its error is no one's.
+    next?.catch(() => undefined);
   }
 }
 
@@ -71,7 +83,19 @@ export interface ExportedSurvey {
  * The file: its head, then one chunk per page of responses, each read once the one before was
  * taken (a caller that stops taking stops the reads). `onRows` hears how many rows each chunk held.
  */
-export async function* exportFile(
+export function exportFile(
+  em: EntityManager,
+  survey: ExportedSurvey,
+  filter: Omit<ExportFilter, 'surveyId'>,
+  format: ExportFormat,
+  onRows?: (rows: number) => void,
+): AsyncGenerator<Buffer> {
+  const text = exportText(em, survey, filter, format, onRows);
+  return format === 'xlsx' ? xlsxPackage(text) : text;
+}
+
+/** The file's text: for xlsx, its sheet's XML. */
+async function* exportText(
   em: EntityManager,
   survey: ExportedSurvey,
   filter: Omit<ExportFilter, 'surveyId'>,
@@ -88,4 +112,6 @@ export async function* exportFile(
     yield Buffer.from(text);
     onRows?.(rows.length);
   }
+  const tail = writer.tail();
+  if (tail) yield Buffer.from(tail);
 }

@@ -9,7 +9,8 @@ import { headlineOf, labelIn, surveyShape } from './survey-shape.ts';
 /** What a row is made of: a stored response's fields. */
 export interface ExportedResponse {
   id: string;
-  createdAt: Date | string;
+  /** As the file shows it: `2024-03-01 10:00:00 UTC`. */
+  createdAt: string;
   finished: boolean;
   surveyId: string;
   contactId: string | null;
@@ -81,7 +82,7 @@ export function exportTable(
       return [
         n,
         response.id,
-        timestamp(response.createdAt),
+        response.createdAt,
         response.finished ? 'Yes' : 'No',
         response.surveyId,
         response.contactId ?? '',
@@ -169,10 +170,4 @@ export function answerText(value: unknown): string {
       .map(([k, v]) => `${k}: ${String(v)}`)
       .join('\n');
   return '';
-}
-
-/** `2024-03-01 10:00:00 UTC`, as Formbricks writes a timestamp in an organization's default zone. */
-function timestamp(at: Date | string): string {
-  const iso = (at instanceof Date ? at : new Date(at)).toISOString();
-  return `${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC`;
 }

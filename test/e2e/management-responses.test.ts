@@ -12,6 +12,7 @@ import { waitFor } from '../helpers/wait.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
 import { createApiKey } from '../../src/store/environments.ts';
 import { runChorus } from '../helpers/process.ts';
+import { fromBuffer } from 'yauzl';
 
 describe('management API: response writes', () => {
   let app: RunningChorus;
@@ -358,6 +359,29 @@ describe('management API: response writes', () => {
     );
     assert.equal(parseCsv(await none.text()).length, 1, 'the head only');
 
+    // Excel's own format: the sheet inside the package, the formula defused there too.
+    const xlsx = await fetch(
+      `${app.baseUrl}/api/v1/management/responses/export?surveyId=${surveyId}&format=xlsx`,
+      {
+        headers: { 'x-api-key': key },
+      },
+    );
+    assert.equal(xlsx.status, 200);
+    assert.match(xlsx.headers.get('content-disposition') ?? '', /\.xlsx"$/);
+    const parts = await unzip(Buffer.from(await xlsx.arrayBuffer()));
+    assert.deepEqual(Object.keys(parts).sort(), [
+      '[Content_Types].xml',
+      '_rels/.rels',
+      'xl/_rels/workbook.xml.rels',
+      'xl/workbook.xml',
+      'xl/worksheets/sheet1.xml',
+    ]);
+    const sheet = parts['xl/worksheets/sheet1.xml']!;
+    assert.equal((sheet.match(/<row>/g) ?? []).length, 4, 'the head and three responses');
+    assert.ok(sheet.includes('<t>Response ID</t>'));
+    assert.ok(sheet.includes(`'=HYPERLINK("http://x")`), 'defused');
+    assert.ok(sheet.includes('two\nlines, "quoted"'));
+
     // The same from the command line.
     const cli = await runChorus(
       ['export', surveyId, '--format', 'jsonl', '--finished', 'true'],
@@ -410,4 +434,28 @@ function parseCsv(text: string): string[][] {
     } else field += c;
   }
   return rows;
+}
+
+/** Every part of a zip, as text. */
+function unzip(file: Buffer): Promise<Record<string, string>> {
+  return new Promise((resolve, reject) => {
+    fromBuffer(file, { lazyEntries: true }, (error, zip) => {
+      if (error) return reject(error);
+      const parts: Record<string, string> = {};
+      zip.on('entry', (entry: { fileName: string }) => {
+        zip.openReadStream(entry as never, (failed, stream) => {
+          if (failed) return reject(failed);
+          const chunks: Buffer[] = [];
+          stream.on('data', (c: Buffer) => chunks.push(c));
+          stream.on('end', () => {
+            parts[entry.fileName] = Buffer.concat(chunks).toString('utf8');
+            zip.readEntry();
+          });
+        });
+      });
+      zip.on('end', () => resolve(parts));
+      zip.on('error', reject);
+      zip.readEntry();
+    });
+  });
 }

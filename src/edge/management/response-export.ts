@@ -1,4 +1,4 @@
-// Management API: a survey's responses as a file (CSV or JSON Lines) with Formbricks' columns
+// Management API: a survey's responses as a file (CSV, Excel or JSON Lines) with Formbricks' columns
 // (summaries/export-table.ts), streamed: the head leaves at once, then a page of rows at a time, each
 // read once the client took the one before, so the edge's memory stays flat whatever the survey's
 // size, and a client that goes away stops the reads (edge/http/types.ts, StreamedBody).
@@ -23,17 +23,21 @@ export function managementExportRoutes(ctx: ManagementContext): Route[] {
       method: 'GET',
       path: EXPORT_PATH,
       doc: {
-        summary: 'Export a survey’s responses as CSV or JSON Lines, streamed',
+        summary: 'Export a survey’s responses as CSV, Excel or JSON Lines, streamed',
         description:
           'Formbricks’ export columns, newest response first. CSV is UTF-8 with a byte order mark, every text ' +
           'quoted, and a cell that begins with `= + - @`, a tab or a carriage return written after an ' +
-          'apostrophe; JSON Lines is one object per response keyed by the same column names. The metadata ' +
+          'apostrophe; Excel (one sheet) is defused alike; JSON Lines is one object per response keyed by the ' +
+          'same column names. The metadata ' +
           'columns are those Chorus stores and the `person.` columns the environment’s attribute keys, so that ' +
           'they are known before the first row. A failure after the first bytes cuts the transfer short.',
         auth: 'apiKey',
         query: {
           surveyId: { schema: Id, description: 'The survey', required: true },
-          format: { schema: Type.Enum([...EXPORT_FORMATS]), description: '`csv` (the default) or `jsonl`' },
+          format: {
+            schema: Type.Enum([...EXPORT_FORMATS]),
+            description: '`csv` (the default), `xlsx` or `jsonl`',
+          },
           startDate: {
             schema: Type.String({ format: 'date-time' }),
             description: 'Responses created then or later (a date, or a date-time with a time zone)',
