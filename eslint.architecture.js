@@ -55,6 +55,8 @@ const LAYERS = words({
   edge: `${PURE} config logger redis kafka store events surveys responses contacts segments summaries integrations observability`,
   // `chorus tap`: a reader of the topics for people, beside the pipeline.
   tap: `${PURE} config logger kafka events`,
+  // `chorus contacts import`: files turned into commands, beside the edge.
+  imports: `${PURE} events contacts store`,
   // Composition roots: everything but the CLI. Nothing but the CLI imports them.
   roles: `${PURE} config logger redis local-services edge pipeline processors integrations kafka store
     events surveys responses contacts segments summaries observability`,
@@ -70,7 +72,7 @@ const LAYERS = words({
   // Looks at what `chorus start` needs (the servers through their wrappers) without starting any.
   doctor: 'config logger redis store kafka child-output local-services',
   cli: `${PURE} config logger redis local-services doctor roles edge pipeline processors integrations kafka store
-    events surveys responses contacts segments summaries observability tap`,
+    events surveys responses contacts segments summaries observability tap imports`,
 });
 
 /** Imports let through as types only (they are erased at run time). */

@@ -17,7 +17,7 @@ export interface ChorusProcess {
 }
 
 export function startChorusProcess(
-  role: 'all' | 'edge',
+  role: 'all' | 'edge' | 'processor',
   env: NodeJS.ProcessEnv,
   port: number,
   /** Node flags, e.g. `--cpu-prof`; the processes `chorus start` starts run under them too. */

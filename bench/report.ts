@@ -1,5 +1,6 @@
 // The figures of one bench run: printed as a table for people, written as JSON for comparisons.
 import type { ExportResult } from './export.ts';
+import type { ContactsImportResult } from './contacts-import.ts';
 import { mkdir, writeFile } from 'node:fs/promises';
 import type { LoadResult } from './load.ts';
 import type { PacedLoadResult } from './paced-load.ts';
@@ -308,4 +309,13 @@ export function exportLines(results: ExportResult[]): string[] {
     `edge RSS ${(r.peakRssBytes / MIB).toFixed(0)} MiB at most, ${((r.peakRssBytes - r.idleRssBytes) / MIB).toFixed(0)} MiB above idle (target ≤ 50)`,
     `the edge's CPU in the second after a reader hung up halfway: ${r.cpuAfterHangUp.toFixed(2)} cores (${r.cpuAfterHangUp < 0.2 ? 'it stopped' : 'IT WENT ON'})`,
   ]);
+}
+
+/** The contacts import bench (contacts-import.ts) against its target. */
+export function importLines(r: ContactsImportResult): string[] {
+  return [
+    '',
+    `chorus contacts import of ${r.contacts.toLocaleString('en')} contacts (a CSV file, through the contacts topic)`,
+    `${Math.round(r.acknowledgedPerSecond).toLocaleString('en')} contacts a second acknowledged by Kafka (target ≥ 5,000); ${Math.round(r.storedPerSecond).toLocaleString('en')} a second stored by the contact processor`,
+  ];
 }

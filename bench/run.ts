@@ -46,8 +46,10 @@ import { runWrk, type WrkResult } from './wrk.ts';
 import { measureCost, waitForRows, wrkLoad, type CostResult } from './cost.ts';
 import { rolesOf, sampleTree, startChorusProcess, type ProcessUsage } from './processes.ts';
 import { measureExport } from './export.ts';
+import { measureContactsImport } from './contacts-import.ts';
 import {
   exportLines,
+  importLines,
   formatTable,
   sessionTable,
   writeJson,
@@ -83,11 +85,19 @@ const Settings = Type.Object({
   BENCH_SESSION_USERS: Type.Integer({ default: 5_000, minimum: 1 }),
   /** `sessions`: only the visitor-session comparison (to iterate on it); `all`: every target. */
   BENCH_ONLY: Type.Union(
-    [Type.Literal('all'), Type.Literal('sessions'), Type.Literal('identify'), Type.Literal('export')],
+    [
+      Type.Literal('all'),
+      Type.Literal('sessions'),
+      Type.Literal('identify'),
+      Type.Literal('export'),
+      Type.Literal('contacts-import'),
+    ],
     { default: 'all' },
   ),
   /** Responses of the survey the export bench exports (export.ts). */
   BENCH_EXPORT_ROWS: Type.Integer({ default: 1_000_000, minimum: 1 }),
+  /** Lines of the file `chorus contacts import` imports (contacts-import.ts). */
+  BENCH_IMPORT_CONTACTS: Type.Integer({ default: 100_000, minimum: 1 }),
   /** Seconds of creates the edge alone acknowledges before identify's rounds (identify-states.ts). */
   BENCH_BACKLOG_S: Type.Integer({ default: 20, minimum: 1 }),
   /** Identify's rounds once the backlog is stored. */
@@ -113,18 +123,28 @@ try {
     console.log(identifyStatesTable(await measureIdentifyStates(bench, identifyStatesSettings())).join('\n'));
   } else if (settings.BENCH_ONLY === 'export') {
     console.log(exportLines(await measureExport(bench, settings.BENCH_EXPORT_ROWS)).join('\n'));
+  } else if (settings.BENCH_ONLY === 'contacts-import') {
+    console.log(importLines(await measureContactsImport(bench, settings.BENCH_IMPORT_CONTACTS)).join('\n'));
   } else {
     await benchmark(bench, {
       body: bench.body,
       connections: settings.BENCH_CONNECTIONS,
       durationS: settings.BENCH_DURATION_S,
     });
-    // Last, in a world of its own: its million rows would weigh on every other figure.
+    // Last, each in a world of its own: their rows would weigh on every other figure.
     const exporting = await bench.another();
     try {
       console.log(exportLines(await measureExport(exporting, settings.BENCH_EXPORT_ROWS)).join('\n'));
     } finally {
       await exporting.stop();
+    }
+    const importing = await bench.another();
+    try {
+      console.log(
+        importLines(await measureContactsImport(importing, settings.BENCH_IMPORT_CONTACTS)).join('\n'),
+      );
+    } finally {
+      await importing.stop();
     }
   }
   if (sink) {

@@ -38,6 +38,18 @@ import {
   type Kafka,
 } from './kafka/kafka.ts';
 import { describeGroups, describeTopics, withAdmin } from './kafka/groups.ts';
+import { Publisher } from './kafka/publisher.ts';
+import { createOutputs } from './kafka/outputs.ts';
+import { findEnvironment } from './store/environments.ts';
+import { csvRecords } from './imports/csv-records.ts';
+import {
+  importContacts,
+  ImportRefused,
+  ImportStopped,
+  type ImportReport,
+} from './imports/contacts-import.ts';
+import { createReadStream } from 'node:fs';
+import { access } from 'node:fs/promises';
 import { statusText } from './kafka/status-text.ts';
 import { describeReplication } from './kafka/replication.ts';
 import { TAP_USAGE, tapCommand } from './tap/command.ts';
@@ -110,6 +122,13 @@ const COMMANDS: readonly Command[] = [
                 [--contact CONTACT_ID]           a survey's responses as a file on stdout, with Formbricks'
                                                  columns (as GET /api/v1/management/responses/export)`,
     run: exportCommand,
+  },
+  {
+    words: ['contacts', 'import'],
+    usage: `  chorus contacts import FILE.csv --environment ENVIRONMENT_ID
+                                                 contacts from a CSV file (a userId column, an optional
+                                                 email, every other column an attribute) through the log`,
+    run: contactsImportCommand,
   },
   { words: ['tap'], usage: TAP_USAGE, run: tapCommand },
 ];
@@ -455,6 +474,63 @@ async function scaleCommand(args: string[]): Promise<number> {
   return 0;
 }
 
+async function contactsImportCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { environment: { type: 'string' } },
+  });
+  const [file, ...extra] = positionals;
+  if (file === undefined || extra.length > 0) throw new UsageError('give one FILE');
+  const environmentId = values.environment;
+  if (!environmentId) throw new UsageError('--environment ENVIRONMENT_ID is required');
+  await access(file).catch(() => {
+    throw new CommandError(`Cannot read ${file}`);
+  });
+  const environment = await withStore((orm) => findEnvironment(orm.em.fork(), environmentId));
+  if (!environment) throw new CommandError(`No environment ${environmentId}`);
+  if (environment.plan !== 'enterprise')
+    throw new CommandError(
+      `Contacts need the enterprise plan; environment ${environmentId} is on ${environment.plan}`,
+    );
+
+  const progress = process.stderr.isTTY ? countingLine('contacts') : undefined;
+  let report: ImportReport;
+  try {
+    report = await withKafka(async (kafka, config) => {
+      const publisher = new Publisher(kafka, config.kafka, createLogger('warn', process.stderr));
+      const outputs = createOutputs(publisher, topicsFor(config.kafka.topicPrefix));
+      try {
+        return await importContacts(csvRecords(createReadStream(file)), {
+          environmentId,
+          publish: (command) => outputs.contacts.publish(command),
+          onProgress: progress?.set,
+        });
+      } finally {
+        await publisher.close();
+      }
+    });
+  } catch (error) {
+    progress?.end();
+    if (error instanceof ImportRefused) throw new CommandError(`${file}: ${error.message}`);
+    if (error instanceof ImportStopped) {
+      reportRefused(error.report);
+      throw new CommandError(
+        `${error.message}; ${error.report.imported} contacts were imported. Run it again: contacts imported twice stay the same.`,
+      );
+    }
+    throw error;
+  }
+  progress?.end();
+  reportRefused(report);
+  process.stderr.write(`${report.imported} contacts imported, ${report.refused.length} lines refused\n`);
+  return report.refused.length > 0 ? 1 : 0;
+}
+
+function reportRefused(report: ImportReport): void {
+  for (const { line, problem } of report.refused) process.stderr.write(`line ${line}: ${problem}\n`);
+}
+
 async function exportCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
@@ -484,7 +560,8 @@ async function exportCommand(args: string[]): Promise<number> {
   }
   // A reader that goes away (`| head`) ends the export, not the process with an EPIPE.
   process.stdout.on('error', () => undefined);
-  const progress = exportProgress();
+  const progress = process.stderr.isTTY ? countingLine('responses') : undefined;
+  let exported = 0;
   const found = await withStore(async (orm) => {
     const em = orm.em.fork();
     const survey = await em.findOne(Survey, { id: surveyId });
@@ -494,7 +571,7 @@ async function exportCommand(args: string[]): Promise<number> {
       { id: survey.id, environmentId: survey.environment.id, blocks: survey.blocks, widget: survey.widget },
       query.filter,
       query.format,
-      progress?.add,
+      (rows) => progress?.set((exported += rows)),
     );
     for await (const chunk of file) {
       if (!(await written(process.stdout, chunk))) break; // the reader went away (`| head`)
@@ -506,21 +583,19 @@ async function exportCommand(args: string[]): Promise<number> {
   return 0;
 }
 
-/** A line on a terminal's stderr that counts the rows written; none when stderr is not a terminal. */
-function exportProgress(): { add: (rows: number) => void; end: () => void } | undefined {
-  if (!process.stderr.isTTY) return undefined;
+/** A line on a terminal's stderr that counts what was done so far, and how fast. */
+function countingLine(what: string): { set: (count: number) => void; end: () => void } {
   const began = Date.now();
-  let rows = 0;
+  let count = 0;
   let shown = 0;
   const show = () => {
     const seconds = (Date.now() - began) / 1000;
-    process.stderr.write(
-      `\r${rows.toLocaleString('en')} responses, ${Math.round(rows / Math.max(seconds, 0.001)).toLocaleString('en')}/s `,
-    );
+    const rate = Math.round(count / Math.max(seconds, 0.001));
+    process.stderr.write(`\r${count.toLocaleString('en')} ${what}, ${rate.toLocaleString('en')}/s `);
   };
   return {
-    add: (n) => {
-      rows += n;
+    set: (n) => {
+      count = n;
       if (Date.now() - shown < 250) return;
       shown = Date.now();
       show();

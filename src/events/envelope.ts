@@ -1,5 +1,7 @@
 // Fields every event carries (design: `{type, version, eventId, occurredAt, environmentId, …}`).
 import Type from 'typebox';
+import { newId } from '../ids.ts';
+import { acceptClock } from './clock.ts';
 
 export const Envelope = {
   version: Type.Literal(1),
@@ -21,4 +23,20 @@ export const CommandEnvelope = {
 export interface Named {
   type: string;
   eventId: string;
+}
+
+/**
+ * The envelope of a command accepted now (at an edge, or by `chorus contacts import`): its event id
+ * and time are new, or those of the write's ids (an idempotent write's, which a retry reuses), and
+ * its clock orders it among its key's commands (clock.ts).
+ */
+export function commandEnvelope(environmentId: string, ids?: { eventId: string; occurredAt: string }) {
+  const now = Date.now();
+  return {
+    version: 1 as const,
+    eventId: ids?.eventId ?? newId('evt', now),
+    occurredAt: ids?.occurredAt ?? new Date(now).toISOString(),
+    clock: acceptClock(now),
+    environmentId,
+  };
 }

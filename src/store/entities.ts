@@ -223,8 +223,6 @@ export const Contact = defineEntity({
 export type Contact = InferEntity<typeof Contact>;
 
 export const ATTRIBUTE_TYPES = ['text', 'number', 'date'] as const;
-/** The form of an attribute key (compat notes). */
-export const ATTRIBUTE_KEY_PATTERN = /^[A-Za-z][A-Za-z0-9_.-]{0,63}$/;
 export type AttributeType = (typeof ATTRIBUTE_TYPES)[number];
 
 export const ContactAttributeKey = defineEntity({

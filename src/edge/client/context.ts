@@ -10,7 +10,7 @@ import type { ResponseStatus } from '../../responses/status.ts';
 import type { SharedStatuses } from './shared-statuses.ts';
 import type { SurveySnapshot } from '../../store/surveys.ts';
 import type { EnvironmentSegments } from '../../segments/membership.ts';
-import { contactIdFor, newId } from '../../ids.ts';
+import { contactIdFor } from '../../ids.ts';
 import type { Directory } from '../directory.ts';
 import type { RecentContactActivity } from './recent-activity.ts';
 import type { SingleUseIds } from './single-use.ts';
@@ -19,7 +19,6 @@ import type { Validator } from 'typebox/compile';
 import type { RouteRequest } from '../router.ts';
 import { parseJsonBody, requireId, validateBody } from '../validation.ts';
 import { requireStorableRequest } from '../safe-json.ts';
-import { acceptClock } from '../../events/clock.ts';
 
 export interface ClientContext {
   environments: Directory<EnvironmentInfo>;
@@ -233,17 +232,5 @@ export function validationFailed(problems: Record<string, string>): never {
   throw invalidInput(problems, 'Validation failed');
 }
 
-/**
- * The envelope of a command the edge accepts now: its event id and time are new, or those of the
- * write's ids (an idempotent write's, which a retry reuses).
- */
-export function envelope(environmentId: string, ids?: { eventId: string; occurredAt: string }) {
-  const now = Date.now();
-  return {
-    version: 1 as const,
-    eventId: ids?.eventId ?? newId('evt', now),
-    occurredAt: ids?.occurredAt ?? new Date(now).toISOString(),
-    clock: acceptClock(now),
-    environmentId,
-  };
-}
+/** The envelope of a command the edge accepts now (events/envelope.ts). */
+export { commandEnvelope as envelope } from '../../events/envelope.ts';

@@ -5,7 +5,7 @@ import { ContactCommandCheck, contactKey, type ContactCommand } from '../../even
 import { clockOf } from '../../events/clock.ts';
 import type { Processor } from '../../pipeline/batch-handler.ts';
 import { mergeAttributes } from '../../contacts/merge.ts';
-import { ATTRIBUTE_KEY_PATTERN } from '../../store/entities.ts';
+import { ATTRIBUTE_KEY_PATTERN } from '../../contacts/identify-input.ts';
 import { ensureAttributeKeys, type NewAttributeKey } from '../../store/attribute-keys.ts';
 import { upsertContacts, withoutDeletedContacts } from '../../store/contacts.ts';
 import { lockSegments, refreshContactMembership } from '../../store/segment-members.ts';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { isEmail, parseIdentifyBody } from './identify.ts';
+import { isEmail, parseIdentifyBody } from './identify-input.ts';
 
 /** The rule as a regex states it (it backtracks: only short texts here). */
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
