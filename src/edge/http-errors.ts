@@ -64,6 +64,56 @@ export function errorReply(error: unknown, logger: Logger): HttpReply {
   };
 }
 
+/** The errors' envelopes: Chorus' (the compat notes'), and Formbricks' v2 API's. */
+export type ErrorEnvelope = 'chorus' | 'formbricks-v2';
+
+const V2_MESSAGES: Readonly<Record<number, string>> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  409: 'Conflict',
+  413: 'Payload Too Large',
+  422: 'Unprocessable Entity',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  501: 'Not Implemented',
+  503: 'Service Unavailable',
+};
+
+/**
+ * The same answer in Formbricks' v2 envelope, `{error: {code, message, details: [{field, issue}]}}`
+ * (its modules/api/v2/lib/response.ts): the status as a number and its phrase, each detail a field
+ * and its issue (what Chorus' message says, when it has none). A key without the permission is a
+ * 401 there, not a 403.
+ */
+export function errorReplyIn(envelope: ErrorEnvelope, error: unknown, logger: Logger): HttpReply {
+  const reply = errorReply(error, logger);
+  if (envelope === 'chorus') return reply;
+  const status = error instanceof ChorusError && error.kind === 'forbidden' ? 401 : reply.status;
+  const { code, message, details } = reply.body as {
+    code: string;
+    message: string;
+    details: Record<string, unknown>;
+  };
+  const listed = Object.entries(details).map(([field, issue]) => ({
+    field,
+    issue: typeof issue === 'string' ? issue : JSON.stringify(issue),
+  }));
+  return {
+    status,
+    headers: reply.headers,
+    body: {
+      error: {
+        code: status,
+        message: V2_MESSAGES[status] ?? message,
+        details: listed.length > 0 ? listed : [{ field: code, issue: message }],
+      },
+    },
+  };
+}
+
 export const payloadTooLarge = () =>
   new ChorusError('payload_too_large', 'Payload Too Large', {
     error: `Request body must not exceed ${MAX_BODY_BYTES} bytes`,

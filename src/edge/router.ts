@@ -6,7 +6,7 @@
 // paths are read by browsers too).
 import { ChorusError, invalidInput } from '../errors.ts';
 import type { Logger } from '../logger.ts';
-import { API_HEADERS, errorReply } from './http-errors.ts';
+import { API_HEADERS, errorReply, errorReplyIn, type ErrorEnvelope } from './http-errors.ts';
 import type { HttpReply, HttpRequest } from './http/types.ts';
 import type { RouteDoc } from './openapi/route-doc.ts';
 
@@ -19,6 +19,8 @@ export interface Route {
   path: string;
   handler: (request: RouteRequest) => Promise<HttpReply> | HttpReply;
   headers?: Record<string, string>;
+  /** The envelope of its errors: Chorus' by default, Formbricks' v2 for the /api/v2/management routes. */
+  errors?: ErrorEnvelope;
   /** What the API document says of the route (openapi/): the edge serves no route without one. */
   doc?: RouteDoc;
 }
@@ -80,7 +82,7 @@ export function createRouter(routes: readonly Route[], logger: Logger, options: 
           route: candidate.path,
         };
       } catch (error) {
-        const reply = errorReply(error, logger);
+        const reply = errorReplyIn(candidate.errors ?? 'chorus', error, logger);
         return { ...reply, route: candidate.path, headers: { ...reply.headers, ...candidate.headers } };
       }
     }

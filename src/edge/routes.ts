@@ -14,6 +14,7 @@ import type { Idempotency } from './client/idempotency.ts';
 import type { ManagementContext } from './management/context.ts';
 import { managementResponseRoutes } from './management/responses.ts';
 import { managementExportRoutes } from './management/response-export.ts';
+import { managementV2Routes } from './management/v2-responses.ts';
 import { managementSurveyRoutes } from './management/surveys.ts';
 import { surveySummaryRoute } from './management/survey-summary.ts';
 import { managementSegmentRoutes } from './management/segments.ts';
@@ -56,6 +57,7 @@ export function edgeRoutes(ctx: RouteContexts, version: string): Route[] {
       // Before the responses' routes: `export` is not a response id.
       ...managementExportRoutes(ctx.management),
       ...managementResponseRoutes(ctx.management),
+      ...managementV2Routes(ctx.management),
       ...managementSurveyRoutes(ctx.management),
       surveySummaryRoute(ctx.management),
       ...managementSegmentRoutes(ctx.management),

@@ -152,3 +152,42 @@ async function surveyResponseCount(
   }
   return environmentIds.includes(survey.environment_id) ? Number(survey.n ?? 0) : 0;
 }
+
+/** The v2 list's query (Formbricks' `ZGetResponsesFilter`). */
+export interface ResponseQuery {
+  environmentIds: readonly string[];
+  surveyId?: string;
+  contactId?: string;
+  /** Created (or updated: `dateField`) then or later, then or earlier. */
+  from?: string;
+  to?: string;
+  dateField: 'createdAt' | 'updatedAt';
+  sortBy: 'createdAt' | 'updatedAt';
+  order: 'asc' | 'desc';
+  limit: number;
+  skip: number;
+}
+
+const TIME_COLUMNS = { createdAt: 'created_at', updatedAt: 'updated_at' } as const;
+
+/** A page of responses by the v2 query, and how many match it in all. */
+export async function queryResponses(em: EntityManager, q: ResponseQuery) {
+  const conditions: [string, unknown][] = [['environment_id = any(?)', q.environmentIds]];
+  if (q.surveyId) conditions.push(['survey_id = ?', q.surveyId]);
+  if (q.contactId) conditions.push(['contact_id = ?', q.contactId]);
+  if (q.from) conditions.push([`${TIME_COLUMNS[q.dateField]} >= ?`, q.from]);
+  if (q.to) conditions.push([`${TIME_COLUMNS[q.dateField]} <= ?`, q.to]);
+  const where = conditions.map(([sql]) => sql).join(' and ');
+  const values = conditions.map(([, value]) => value);
+  const order = q.order === 'asc' ? 'asc' : 'desc';
+  const [rows, counted] = await Promise.all([
+    query<RecordFields>(
+      em,
+      `select ${RECORD_COLUMNS} from responses where ${where}
+       order by ${TIME_COLUMNS[q.sortBy]} ${order}, id ${order} limit ? offset ?`,
+      [...values, q.limit, q.skip],
+    ),
+    query<{ n: string }>(em, `select count(*) as n from responses where ${where}`, values),
+  ]);
+  return { items: rows.map(responseRecord), total: Number(counted[0]!.n) };
+}

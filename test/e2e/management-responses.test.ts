@@ -406,6 +406,72 @@ describe('management API: response writes', () => {
       403,
     );
   });
+
+  test('the v2 API: Formbricks’ shapes (201, {data, meta}), its error envelope, and what the key may do', async () => {
+    const surveyId = await app.createSurvey({ environmentId: env, questions: QUESTIONS });
+    const v2 = (method: string, path: string, body?: unknown, apiKey = key) =>
+      call(app.baseUrl, method, `/api/v2/${path}`, body, { 'x-api-key': apiKey });
+    const ids: string[] = [];
+    for (const score of [1, 2, 3]) {
+      const created = await v2('POST', 'management/responses', { surveyId, finished: true, data: { score } });
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      ids.push(created.body.data.id);
+    }
+    for (const id of ids) await stored(id);
+    const page = await v2('GET', `management/responses?surveyId=${surveyId}&limit=2&order=asc`);
+    assert.equal(page.status, 200, JSON.stringify(page.body));
+    assert.deepEqual(page.body.meta, { total: 3, limit: 2, offset: 0 });
+    assert.deepEqual(
+      page.body.data.map((r: { id: string }) => r.id),
+      ids.slice(0, 2),
+    );
+
+    const changed = await v2('PUT', `management/responses/${ids[0]}`, { data: { feedback: 'v2' } });
+    assert.equal(changed.status, 200, JSON.stringify(changed.body));
+    assert.equal(changed.body.data.data.feedback, 'v2');
+    const deleted = await v2('DELETE', `management/responses/${ids[1]}`);
+    assert.equal(deleted.status, 200, JSON.stringify(deleted.body));
+    await waitFor(async () => (await v2('GET', `management/responses/${ids[1]}`)).status === 404, {
+      what: 'the deletion applied',
+    });
+    const gone = await v2('GET', `management/responses/${ids[1]}`);
+    assert.equal(gone.body.error.code, 404);
+    assert.equal(gone.body.error.message, 'Not Found');
+    assert.ok(Array.isArray(gone.body.error.details));
+
+    const bad = await v2('GET', 'management/responses?limit=0&sortBy=name');
+    assert.equal(bad.status, 400);
+    assert.deepEqual(bad.body.error.details.map((d: { field: string }) => d.field).sort(), [
+      'limit',
+      'sortBy',
+    ]);
+    const anonymous = await call(app.baseUrl, 'GET', '/api/v2/management/responses');
+    assert.deepEqual(
+      [anonymous.status, anonymous.body.error.code, anonymous.body.error.message],
+      [401, 401, 'Unauthorized'],
+    );
+    const readOnly = await createApiKey(app.chorus.orm.em.fork(), {
+      label: 'v2 reader',
+      grants: [{ environmentId: env, permission: 'read' }],
+    });
+    const refused = await v2(
+      'POST',
+      'management/responses',
+      { surveyId, finished: true, data: {} },
+      readOnly.apiKey,
+    );
+    assert.equal(refused.status, 401, 'a key without the permission, as Formbricks answers it');
+
+    const me = await v2('GET', 'me', undefined, readOnly.apiKey);
+    assert.equal(me.status, 200, JSON.stringify(me.body));
+    assert.deepEqual(
+      me.body.data.environmentPermissions.map((p: { environmentId: string; permissions: string }) => [
+        p.environmentId,
+        p.permissions,
+      ]),
+      [[env, 'read']],
+    );
+  });
 });
 
 /** RFC 4180: quoted fields may hold commas, quotes (doubled) and line breaks. */

@@ -289,6 +289,27 @@ const ROUTES: RouteSpec[] = [
     }),
   },
   {
+    pattern: '/api/v2/management/responses',
+    methods: ['GET', 'POST'],
+    params: {},
+    management: true,
+    body: (f) => ({ surveyId: f.surveyId, finished: false, data: { q1: 'Imported' } }),
+  },
+  {
+    pattern: '/api/v2/management/responses/:responseId',
+    methods: ['GET', 'PUT'],
+    params: { responseId: 'response' },
+    management: true,
+    body: () => ({ data: { q1: 'Amended' } }),
+  },
+  {
+    pattern: '/api/v2/management/responses/:responseId',
+    methods: ['DELETE'],
+    params: { responseId: 'any' },
+    management: true,
+  },
+  { pattern: '/api/v2/me', methods: ['GET'], params: {}, management: true },
+  {
     pattern: '/api/v1/management/responses/export',
     methods: ['GET'],
     params: {},

@@ -30,16 +30,6 @@ import { Id, ResponseRecord } from '../openapi/replies.ts';
 const STORED_WITHIN_MS = 3_000;
 
 export function managementResponseRoutes(ctx: ManagementContext): Route[] {
-  /** The stored response the path names, if the request's key has `permission` on its environment. */
-  const storedResponse = async (request: RouteRequest, permission: Permission) => {
-    const grant = await authenticate(request, ctx.keys);
-    const id = requireId('responseId', request.params.responseId);
-    const row = await ctx.orm.em.fork().findOne(Response, { id });
-    if (!row) throw notFound('Response', id);
-    requireAccess(grant, row.environmentId, permission);
-    return row;
-  };
-
   return [
     listRoute(
       '/api/v1/management/responses',
@@ -80,7 +70,7 @@ export function managementResponseRoutes(ctx: ManagementContext): Route[] {
         replies: { 200: data(ResponseRecord, 'The response, as the processor stores it') },
         errors: [400, 404, 409, 503],
       },
-      handler: (request) => createResponse(ctx, request),
+      handler: async (request) => ({ status: 200, body: { data: await createResponse(ctx, request, 'v1') } }),
     },
     {
       method: 'PUT',
@@ -97,7 +87,7 @@ export function managementResponseRoutes(ctx: ManagementContext): Route[] {
         replies: { 200: data(ResponseRecord, 'The response with the change merged') },
         errors: [400, 404, 503],
       },
-      handler: (request) => updateResponse(ctx, request),
+      handler: async (request) => ({ status: 200, body: { data: await updateResponse(ctx, request) } }),
     },
     {
       method: 'GET',
@@ -108,10 +98,10 @@ export function managementResponseRoutes(ctx: ManagementContext): Route[] {
         replies: { 200: data(ResponseRecord, 'The response') },
         errors: [400, 404, 503],
       },
-      handler: async (request) => {
-        const row = await storedResponse(request, 'read');
-        return { status: 200, body: { data: responseRecord(row) } };
-      },
+      handler: async (request) => ({
+        status: 200,
+        body: { data: responseRecord(await storedResponse(ctx, request, 'read')) },
+      }),
     },
     {
       method: 'DELETE',
@@ -124,23 +114,40 @@ export function managementResponseRoutes(ctx: ManagementContext): Route[] {
         replies: { 200: data(ResponseRecord, 'The deleted response') },
         errors: [400, 404, 503],
       },
-      handler: async (request) => {
-        const row = await storedResponse(request, 'manage');
-        const id = row.id;
-        if ((await ctx.client.responses.get(id))?.deleted) throw notFound('Response', id);
-        await ctx.client.outputs.responses.publish({
-          type: 'response.deleted',
-          ...envelope(row.environmentId),
-          responseId: id,
-        });
-        ctx.client.responses.set(id, deletedStatus(row.environmentId, row.surveyId));
-        return { status: 200, body: { data: responseRecord(row) } };
-      },
+      handler: async (request) => ({ status: 200, body: { data: await deleteResponse(ctx, request) } }),
     },
   ];
 }
 
-async function createResponse(ctx: ManagementContext, request: RouteRequest) {
+/** The stored response the path names, if the request's key has `permission` on its environment. */
+export async function storedResponse(ctx: ManagementContext, request: RouteRequest, permission: Permission) {
+  const grant = await authenticate(request, ctx.keys);
+  const id = requireId('responseId', request.params.responseId);
+  const row = await ctx.orm.em.fork().findOne(Response, { id });
+  if (!row) throw notFound('Response', id);
+  requireAccess(grant, row.environmentId, permission);
+  return row;
+}
+
+/** A deletion written to the log; answers the response as it was stored. */
+export async function deleteResponse(ctx: ManagementContext, request: RouteRequest) {
+  const row = await storedResponse(ctx, request, 'manage');
+  const id = row.id;
+  if ((await ctx.client.responses.get(id))?.deleted) throw notFound('Response', id);
+  await ctx.client.outputs.responses.publish({
+    type: 'response.deleted',
+    ...envelope(row.environmentId),
+    responseId: id,
+  });
+  ctx.client.responses.set(id, deletedStatus(row.environmentId, row.surveyId));
+  return responseRecord(row);
+}
+
+/**
+ * A create written to the log; answers the response as it will be stored. v1 names the environment
+ * in the body (or the key's one), v2 takes the survey's (Formbricks' v2 body has none).
+ */
+export async function createResponse(ctx: ManagementContext, request: RouteRequest, version: 'v1' | 'v2') {
   const grant = await authenticate(request, ctx.keys);
   const {
     environmentId: asked,
@@ -151,9 +158,11 @@ async function createResponse(ctx: ManagementContext, request: RouteRequest) {
     ...body
   } = withoutNulls(validateBody(ManagementCreateBody, parseJsonBody(request.body)));
   const times = importTimes(createdAt, updatedAt);
-  const environmentId = writableEnvironment(grant, asked);
+  const named = version === 'v1' ? writableEnvironment(grant, asked) : undefined;
   const survey = await ctx.client.surveys.get(body.surveyId);
   if (!survey) throw notFound('Survey', body.surveyId);
+  if (named === undefined) requireAccess(grant, survey.environmentId, 'write');
+  const environmentId = named ?? survey.environmentId;
   if (survey.environmentId !== environmentId) {
     throw new ChorusError('invalid_input', 'Survey is part of another environment', {
       'survey.environmentId': survey.environmentId,
@@ -177,10 +186,11 @@ async function createResponse(ctx: ManagementContext, request: RouteRequest) {
   const outcome = mergeResponse(undefined, command);
   if (outcome.kind !== 'applied') throw new Error('a create applies to no response');
   const contactAttributes = known && { ...known.attributes, ...command.contactAttributes };
-  return { status: 200, body: { data: responseRecord({ ...outcome.state, contactAttributes }) } };
+  return responseRecord({ ...outcome.state, contactAttributes });
 }
 
-async function updateResponse(ctx: ManagementContext, request: RouteRequest) {
+/** An update written to the log; answers the stored response with it merged. */
+export async function updateResponse(ctx: ManagementContext, request: RouteRequest) {
   const grant = await authenticate(request, ctx.keys);
   const responseId = requireId('responseId', request.params.responseId);
   const stored = await storedSoon(ctx, responseId);
@@ -208,7 +218,7 @@ async function updateResponse(ctx: ManagementContext, request: RouteRequest) {
   await ctx.client.outputs.responses.publish(command);
   if (status) ctx.client.responses.set(responseId, statusAfterUpdate(status, command, survey?.quotas));
   const outcome = mergeResponse(stored, command);
-  return { status: 200, body: { data: responseRecord(outcome.state ?? stored) } };
+  return responseRecord(outcome.state ?? stored);
 }
 
 /**

@@ -39,6 +39,12 @@ const TAGS: { name: string; description: string; prefixes: string[] }[] = [
       'Surveys, responses, contacts, attribute keys, action classes and widget settings, with an API key: GET needs `read` on the environment, POST and PUT `write`, DELETE `manage`.',
     prefixes: ['/api/v1/management/', '/api/v1/environments/'],
   },
+  {
+    name: 'management-v2',
+    description:
+      "Formbricks' v2 management API, with the same keys and permissions: its answers `{data}` and `{data, meta}`, and its errors as `{error: {code, message, details: [{field, issue}]}}` (a key without the permission: 401), not in the envelope the error responses below show.",
+    prefixes: ['/api/v2/management/', '/api/v2/me'],
+  },
   { name: 'health', description: 'Liveness and readiness.', prefixes: ['/health', '/api/v2/health'] },
   { name: 'meta', description: 'This document.', prefixes: ['/api/openapi.json'] },
 ];
