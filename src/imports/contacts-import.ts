@@ -36,12 +36,14 @@ export class ImportStopped extends Error {
     readonly report: ImportReport,
     cause: unknown,
   ) {
-    super(
-      `the event log stopped taking contacts: ${cause instanceof Error ? cause.message : String(cause)}`,
-      {
-        cause,
-      },
-    );
+    // The cause's own cause says why (a topic missing: Chorus never ran against this cluster).
+    const why = [cause, cause instanceof Error ? cause.cause : undefined]
+      .filter((e): e is Error => e instanceof Error)
+      .map((e) => e.message)
+      .join(': ');
+    super(`the event log stopped taking contacts: ${why || String(cause)}`, {
+      cause,
+    });
   }
 }
 
