@@ -23,9 +23,9 @@ export interface ExportedResponse {
   contactAttributes: Record<string, string> | null;
 }
 
-export type Cell = string | number;
+type Cell = string | number;
 
-export interface ExportTable {
+interface ExportTable {
   headers: string[];
   /** The cells of the `n`th response exported (1 for the first), one per header. */
   row(response: ExportedResponse, n: number): Cell[];
@@ -99,10 +99,10 @@ export function exportTable(
         }),
         ...shape.hiddenFieldIds.map((id) => {
           const value = response.data[id];
-          return Array.isArray(value) ? value.join('; ') : answerText(value);
+          return Array.isArray(value) ? value.join('; ') : answerCell(value);
         }),
         ...attributeKeys.map((key) => attributes[key] ?? ''),
-        ...(verifyEmail ? [answerText(response.data['verifiedEmail'])] : []),
+        ...(verifyEmail ? [answerCell(response.data['verifiedEmail'])] : []),
       ];
     },
   };
@@ -123,11 +123,11 @@ function elementCells(element: Element, answer: unknown, language: string | null
     return (element.rows ?? []).map((row) => {
       const label = labelIn(row.label, 'default');
       const value = (label !== undefined ? answers[label] : undefined) ?? answers[row.id];
-      return value === undefined ? '' : answerText(value);
+      return value === undefined ? '' : answerCell(value);
     });
   }
-  if (hasOptionIds(element)) return [answerText(answer), optionIds(element, answer, language ?? 'default')];
-  return [answerText(answer)];
+  if (hasOptionIds(element)) return [answerCell(answer), optionIds(element, answer, language ?? 'default')];
+  return [answerCell(answer)];
 }
 
 const hasOptionIds = (element: Element) =>
@@ -159,7 +159,7 @@ function optionIds(element: Element, answer: unknown, language: string): string 
 }
 
 /** An answer as text (Formbricks' processResponseData): lists joined by `; `, objects as `key: value` lines. */
-export function answerText(value: unknown): string {
+function answerCell(value: unknown): string {
   if (typeof value === 'string') return value;
   if (typeof value === 'number') return String(value);
   if (Array.isArray(value))

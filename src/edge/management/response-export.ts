@@ -15,7 +15,7 @@ import { requireId } from '../validation.ts';
 import { authenticate, requireAccess } from './auth.ts';
 import type { ManagementContext } from './context.ts';
 
-export const EXPORT_PATH = '/api/v1/management/responses/export';
+const EXPORT_PATH = '/api/v1/management/responses/export';
 
 export function managementExportRoutes(ctx: ManagementContext): Route[] {
   return [
@@ -117,7 +117,7 @@ export function parseExportQuery(query: URLSearchParams): {
 }
 
 /** Formbricks' file name: `export-{survey name}-{date and time}.{format}`, lower case. */
-export function exportFileName(surveyName: string, format: ExportFormat, now = new Date()): string {
+function exportFileName(surveyName: string, format: ExportFormat, now = new Date()): string {
   const name = surveyName
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, '-')
