@@ -22,8 +22,7 @@ import { readSummaryBasis, readSurveySummary } from './store/summary-counts.ts';
 import { parseTimeRange, type TimeRange } from './summaries/time-range.ts';
 import { summaryText } from './summaries/summary-text.ts';
 import { parseExportQuery } from './edge/management/response-export.ts';
-import { exportFile } from './store/response-export.ts';
-import { Survey } from './store/entities.ts';
+import { exportFile, findExportedSurvey } from './store/response-export.ts';
 import { ROLES, startChorus, type Role } from './roles/start.ts';
 import { startAllRoles, type ReadinessReport } from './roles/supervisor.ts';
 import {
@@ -564,15 +563,13 @@ async function exportCommand(args: string[]): Promise<number> {
   let exported = 0;
   const found = await withStore(async (orm) => {
     const em = orm.em.fork();
-    const survey = await em.findOne(Survey, { id: surveyId });
+    const survey = await findExportedSurvey(em, surveyId);
     if (!survey) return false;
-    const file = exportFile(
-      em,
-      { id: survey.id, environmentId: survey.environment.id, blocks: survey.blocks, widget: survey.widget },
-      query.filter,
-      query.format,
-      (rows) => progress?.set((exported += rows)),
-    );
+    const file = exportFile(em, {
+      survey,
+      ...query,
+      onRows: (rows) => progress?.set((exported += rows)),
+    });
     for await (const chunk of file) {
       if (!(await written(process.stdout, chunk))) break; // the reader went away (`| head`)
     }

@@ -1,5 +1,6 @@
 // The ONE place where domain errors become HTTP: status, envelope and headers. The bodies follow
 // the compat notes: `{code, message, details}` with `details` always an object.
+import { STATUS_CODES } from 'node:http';
 import { ChorusError, type ErrorKind, unavailable } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { isTransient } from '../transient.ts';
@@ -67,24 +68,9 @@ export function errorReply(error: unknown, logger: Logger): HttpReply {
 /** The errors' envelopes: Chorus' (the compat notes'), and Formbricks' v2 API's. */
 export type ErrorEnvelope = 'chorus' | 'formbricks-v2';
 
-const V2_MESSAGES: Readonly<Record<number, string>> = {
-  400: 'Bad Request',
-  401: 'Unauthorized',
-  403: 'Forbidden',
-  404: 'Not Found',
-  405: 'Method Not Allowed',
-  409: 'Conflict',
-  413: 'Payload Too Large',
-  422: 'Unprocessable Entity',
-  429: 'Too Many Requests',
-  500: 'Internal Server Error',
-  501: 'Not Implemented',
-  503: 'Service Unavailable',
-};
-
 /**
  * The same answer in Formbricks' v2 envelope, `{error: {code, message, details: [{field, issue}]}}`
- * (its modules/api/v2/lib/response.ts): the status as a number and its phrase, each detail a field
+ * (its modules/api/v2/lib/response.ts): the status as a number and its HTTP phrase, each detail a field
  * and its issue (what Chorus' message says, when it has none). A key without the permission is a
  * 401 there, not a 403.
  */
@@ -107,7 +93,7 @@ export function errorReplyIn(envelope: ErrorEnvelope, error: unknown, logger: Lo
     body: {
       error: {
         code: status,
-        message: V2_MESSAGES[status] ?? message,
+        message: STATUS_CODES[status] ?? message,
         details: listed.length > 0 ? listed : [{ field: code, issue: message }],
       },
     },

@@ -6,6 +6,7 @@
 import { exportTable, type ExportedResponse } from '../summaries/export-table.ts';
 import { rowWriter, type ExportFormat } from '../summaries/export-formats.ts';
 import { xlsxPackage } from '../summaries/xlsx-package.ts';
+import { Survey } from './entities.ts';
 import { query, type EntityManager } from './orm.ts';
 
 export interface ExportFilter {
@@ -74,33 +75,46 @@ export async function exportedAttributeKeys(em: EntityManager, environmentId: st
 /** What of a survey an export reads. */
 export interface ExportedSurvey {
   id: string;
+  name: string;
   environmentId: string;
   blocks: readonly unknown[];
   widget?: Readonly<Record<string, unknown>> | null;
 }
 
+export async function findExportedSurvey(em: EntityManager, id: string): Promise<ExportedSurvey | undefined> {
+  const survey = await em.findOne(Survey, { id });
+  if (!survey) return undefined;
+  return {
+    id: survey.id,
+    name: survey.name,
+    environmentId: survey.environment.id,
+    blocks: survey.blocks,
+    widget: survey.widget,
+  };
+}
+
+/** What to export, and how. */
+export interface ExportRequest {
+  survey: ExportedSurvey;
+  filter: Omit<ExportFilter, 'surveyId'>;
+  format: ExportFormat;
+  /** Hears how many rows each chunk held. */
+  onRows?: (rows: number) => void;
+}
+
 /**
  * The file: its head, then one chunk per page of responses, each read once the one before was
- * taken (a caller that stops taking stops the reads). `onRows` hears how many rows each chunk held.
+ * taken (a caller that stops taking stops the reads); xlsx packed around its sheet as it streams.
  */
-export function exportFile(
-  em: EntityManager,
-  survey: ExportedSurvey,
-  filter: Omit<ExportFilter, 'surveyId'>,
-  format: ExportFormat,
-  onRows?: (rows: number) => void,
-): AsyncGenerator<Buffer> {
-  const text = exportText(em, survey, filter, format, onRows);
-  return format === 'xlsx' ? xlsxPackage(text) : text;
+export function exportFile(em: EntityManager, request: ExportRequest): AsyncGenerator<Buffer> {
+  const text = exportText(em, request);
+  return request.format === 'xlsx' ? xlsxPackage(text) : text;
 }
 
 /** The file's text: for xlsx, its sheet's XML. */
 async function* exportText(
   em: EntityManager,
-  survey: ExportedSurvey,
-  filter: Omit<ExportFilter, 'surveyId'>,
-  format: ExportFormat,
-  onRows?: (rows: number) => void,
+  { survey, filter, format, onRows }: ExportRequest,
 ): AsyncGenerator<Buffer> {
   const table = exportTable(survey, await exportedAttributeKeys(em, survey.environmentId));
   const writer = rowWriter(format, table.headers);

@@ -13,19 +13,30 @@ export interface Page {
 
 export function parsePage(query: URLSearchParams): Page {
   const problems: Record<string, string> = {};
-  const read = (name: string, fallback: number, min: number, max: number) => {
-    const raw = query.get(name);
-    if (raw === null || raw === '') return fallback;
-    // Decimal digits only: Number() would also read `0x10`, `1e2` or ` 5`.
-    const value = /^\d{1,16}$/.test(raw) ? Number(raw) : NaN;
-    if (!Number.isInteger(value) || value < min || value > max) {
-      problems[name] = `must be an integer between ${min} and ${max}`;
-    }
-    return value;
+  const page = {
+    limit: integerParam(query, problems, 'limit', 100, 1, 1000),
+    offset: integerParam(query, problems, 'offset', 0, 0, Number.MAX_SAFE_INTEGER),
   };
-  const page = { limit: read('limit', 100, 1, 1000), offset: read('offset', 0, 0, Number.MAX_SAFE_INTEGER) };
   if (Object.keys(problems).length > 0) throw invalidInput(problems);
   return page;
+}
+
+/** A whole-number query parameter between `min` and `max`, `fallback` when absent; a bad one goes in `problems`. */
+export function integerParam(
+  query: URLSearchParams,
+  problems: Record<string, string>,
+  name: string,
+  fallback: number,
+  min: number,
+  max: number,
+): number {
+  const raw = query.get(name);
+  if (raw === null || raw === '') return fallback;
+  // Decimal digits only: Number() would also read `0x10`, `1e2` or ` 5`.
+  const value = /^\d{1,16}$/.test(raw) ? Number(raw) : NaN;
+  if (Number.isInteger(value) && value >= min && value <= max) return value;
+  problems[name] = `must be an integer between ${min} and ${max}`;
+  return fallback;
 }
 
 function listReply(items: unknown[], total: number) {

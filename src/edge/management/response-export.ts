@@ -5,9 +5,8 @@
 import Type from 'typebox';
 import { invalidInput, notFound } from '../../errors.ts';
 import { CONTENT_TYPES, EXPORT_FORMATS, type ExportFormat } from '../../summaries/export-formats.ts';
-import { Survey } from '../../store/entities.ts';
-import { exportFile, type ExportFilter } from '../../store/response-export.ts';
-import { INSTANT_PROBLEM, parseInstant } from '../../summaries/time-range.ts';
+import { exportFile, findExportedSurvey, type ExportFilter } from '../../store/response-export.ts';
+import { readInstants } from '../../summaries/time-range.ts';
 import { StreamedBody } from '../http/types.ts';
 import { Id } from '../openapi/replies.ts';
 import type { Route } from '../router.ts';
@@ -60,20 +59,10 @@ export function managementExportRoutes(ctx: ManagementContext): Route[] {
         const surveyId = requireId('surveyId', request.query.get('surveyId') ?? '');
         const { format, filter } = parseExportQuery(request.query);
         const em = ctx.orm.em.fork();
-        const survey = await em.findOne(Survey, { id: surveyId });
+        const survey = await findExportedSurvey(em, surveyId);
         if (!survey) throw notFound('Survey', surveyId);
-        requireAccess(grant, survey.environment.id, 'read');
-        const chunks = exportFile(
-          em,
-          {
-            id: survey.id,
-            environmentId: survey.environment.id,
-            blocks: survey.blocks,
-            widget: survey.widget,
-          },
-          filter,
-          format,
-        );
+        requireAccess(grant, survey.environmentId, 'read');
+        const chunks = exportFile(em, { survey, filter, format });
         return {
           status: 200,
           headers: {
@@ -96,17 +85,11 @@ export function parseExportQuery(query: URLSearchParams): {
   const format = query.get('format') || 'csv';
   if (!(EXPORT_FORMATS as readonly string[]).includes(format))
     problems['format'] = `must be one of ${EXPORT_FORMATS.join(', ')}`;
-  const filter: Omit<ExportFilter, 'surveyId'> = {};
-  for (const [name, field] of [
-    ['startDate', 'from'],
-    ['endDate', 'to'],
-  ] as const) {
-    const raw = query.get(name);
-    if (!raw) continue;
-    const at = parseInstant(raw);
-    if (at === undefined) problems[name] = INSTANT_PROBLEM;
-    else filter[field] = at;
-  }
+  const { startDate, endDate } = readInstants(
+    { startDate: query.get('startDate'), endDate: query.get('endDate') },
+    problems,
+  );
+  const filter: Omit<ExportFilter, 'surveyId'> = { from: startDate, to: endDate };
   const finished = query.get('finished');
   if (finished === 'true' || finished === 'false') filter.finished = finished === 'true';
   else if (finished) problems['finished'] = 'must be true or false';

@@ -10,7 +10,7 @@ import { mergeResponse, type ResponseState } from '../../responses/merge.ts';
 import { Response, type Permission } from '../../store/entities.ts';
 import { readResponseState } from '../../store/response-rows.ts';
 import { listResponses, responseRecord } from '../../store/responses.ts';
-import { INSTANT_PROBLEM, parseInstant } from '../../summaries/time-range.ts';
+import { readInstants } from '../../summaries/time-range.ts';
 import { fullQuotaFor, quotaAnswersOf } from '../../surveys/quotas.ts';
 import { answerShapeProblems } from '../../surveys/validate-answers.ts';
 import type { SurveySnapshot } from '../../store/surveys.ts';
@@ -278,16 +278,7 @@ function importTimes(
 ): { createdAt?: string; updatedAt?: string } | undefined {
   if (createdAt === undefined && updatedAt === undefined) return undefined;
   const problems: Record<string, string> = {};
-  const times: { createdAt?: string; updatedAt?: string } = {};
-  for (const [name, value] of [
-    ['createdAt', createdAt],
-    ['updatedAt', updatedAt],
-  ] as const) {
-    if (value === undefined) continue;
-    const at = parseInstant(value);
-    if (at === undefined) problems[name] = INSTANT_PROBLEM;
-    else times[name] = at;
-  }
+  const times = readInstants({ createdAt, updatedAt }, problems);
   if (Object.keys(problems).length > 0) throw invalidInput(problems);
   return times;
 }

@@ -7,7 +7,7 @@ import Type from 'typebox';
 import { invalidInput } from '../../errors.ts';
 import { Environment } from '../../store/entities.ts';
 import { queryResponses, responseRecord, type ResponseQuery } from '../../store/responses.ts';
-import { INSTANT_PROBLEM, parseInstant } from '../../summaries/time-range.ts';
+import { readInstants } from '../../summaries/time-range.ts';
 import { ManagementCreateBody, UpdateBody } from '../client/response-bodies.ts';
 import { data } from '../openapi/route-doc.ts';
 import { Id, ResponseRecord } from '../openapi/replies.ts';
@@ -15,6 +15,7 @@ import type { Route } from '../router.ts';
 import { requireId } from '../validation.ts';
 import { authenticate, can } from './auth.ts';
 import type { ManagementContext } from './context.ts';
+import { integerParam } from './paging.ts';
 import { createResponse, deleteResponse, storedResponse, updateResponse } from './responses.ts';
 
 const BASE = '/api/v2/management/responses';
@@ -163,14 +164,6 @@ export function managementV2Routes(ctx: ManagementContext): Route[] {
 /** The list's query, with Formbricks' defaults; `invalid_input` names each bad parameter. */
 function parseQuery(query: URLSearchParams, environmentIds: string[]): ResponseQuery {
   const problems: Record<string, string> = {};
-  const integer = (name: string, fallback: number, min: number, max: number) => {
-    const raw = query.get(name);
-    if (raw === null || raw === '') return fallback;
-    const value = /^\d{1,16}$/.test(raw) ? Number(raw) : NaN;
-    if (Number.isInteger(value) && value >= min && value <= max) return value;
-    problems[name] = `must be an integer between ${min} and ${max}`;
-    return fallback;
-  };
   const oneOf = <T extends string>(name: string, allowed: readonly T[], fallback: T): T => {
     const raw = query.get(name);
     if (raw === null || raw === '') return fallback;
@@ -178,26 +171,23 @@ function parseQuery(query: URLSearchParams, environmentIds: string[]): ResponseQ
     problems[name] = `must be one of ${allowed.join(', ')}`;
     return fallback;
   };
-  const instant = (name: string) => {
-    const raw = query.get(name);
-    if (!raw) return undefined;
-    const at = parseInstant(raw);
-    if (at === undefined) problems[name] = INSTANT_PROBLEM;
-    return at;
-  };
   const optionalId = (name: string) => {
     const raw = query.get(name);
     return raw ? requireId(name, raw) : undefined;
   };
   const times = ['createdAt', 'updatedAt'] as const;
+  const { startDate, endDate } = readInstants(
+    { startDate: query.get('startDate'), endDate: query.get('endDate') },
+    problems,
+  );
   const q: ResponseQuery = {
     environmentIds,
-    limit: integer('limit', 50, 1, 250),
-    skip: integer('skip', 0, 0, Number.MAX_SAFE_INTEGER),
+    limit: integerParam(query, problems, 'limit', 50, 1, 250),
+    skip: integerParam(query, problems, 'skip', 0, 0, Number.MAX_SAFE_INTEGER),
     sortBy: oneOf('sortBy', times, 'createdAt'),
     order: oneOf('order', ['asc', 'desc'] as const, 'desc'),
-    from: instant('startDate'),
-    to: instant('endDate'),
+    from: startDate,
+    to: endDate,
     dateField: oneOf('filterDateField', times, 'createdAt'),
     surveyId: optionalId('surveyId'),
     contactId: optionalId('contactId'),
