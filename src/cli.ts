@@ -52,6 +52,7 @@ import { access } from 'node:fs/promises';
 import { statusText } from './kafka/status-text.ts';
 import { describeReplication } from './kafka/replication.ts';
 import { TAP_USAGE, tapCommand } from './tap/command.ts';
+import { settlesWithin } from './settles-within.ts';
 
 /** A command: the words that name it, its usage lines, and what runs it with the remaining arguments. */
 interface Command {
@@ -243,11 +244,20 @@ async function start(args: string[]): Promise<number> {
   const planned = await stopping;
   clearInterval(reporting);
   if (planned) await chorus.drain();
-  await chorus.stop();
+  const stopped = await settlesWithin(chorus.stop(), STOP_TIMEOUT_MS);
+  if (!stopped) chorus.logger.error(`Chorus did not stop within ${STOP_TIMEOUT_MS / 1000} s; exiting anyway`);
   // The channel to a parent would keep this process alive.
   if (process.connected) process.disconnect();
-  return 0;
+  // Neither does what a client library leaves behind once everything was released (a reconnect
+  // timer of kafkajs, tulios/kafkajs #1147): the timer fires only if something still holds the process.
+  setTimeout(() => process.exit(), EXIT_GRACE_MS).unref();
+  return stopped ? 0 : 1;
 }
+
+/** How long `chorus start` has to release everything once told to stop (after the edge's drain). */
+const STOP_TIMEOUT_MS = 30_000;
+/** How long a stopped `chorus start` waits for the last handles before it exits anyway. */
+const EXIT_GRACE_MS = 2_000;
 
 /** What a failing readiness check waits for, in an operator's words. */
 const WAITING_FOR: Record<string, string> = {

@@ -224,6 +224,7 @@ export const VARIABLES = {
     schema: Type.String({ default: '', pattern: '^[A-Za-z0-9._-]*$' }),
     meaning:
       'Prefix of every topic name: the commands `<prefix>responses`, `<prefix>displays`, `<prefix>contacts`; ' +
+      "the journal of the store's direct changes `<prefix>store-changes`; " +
       'the public facts `<prefix>response-events`, `<prefix>display-events`, `<prefix>contact-events`, ' +
       '`<prefix>survey-events` ([events](events.md)); `<prefix>dead-letter`. Allowed characters: letters, digits, `.`, `_`, `-`.',
   },
@@ -231,7 +232,7 @@ export const VARIABLES = {
     schema: Type.String({ default: 'chorus', minLength: 1 }),
     meaning:
       "Prefix of consumer group ids. The processors' groups are `<prefix>.responses`, " +
-      '`<prefix>.displays` and `<prefix>.contacts` (earlier versions also had `<prefix>.integrations`: ' +
+      '`<prefix>.displays`, `<prefix>.contacts` and `<prefix>.store-changes` (earlier versions also had `<prefix>.integrations`: ' +
       'see [Upgrading](operations.md#upgrading)).',
   },
   KAFKA_PARTITIONS: {
@@ -537,7 +538,8 @@ export const VARIABLES = {
     schema: Type.Number({ default: 15, exclusiveMinimum: 0, maximum: 3650 }),
     meaning:
       'Days the processors remember an applied command (`applied_events`), a refused response create ' +
-      '(`refused_responses`) and a deleted contact (`contact_tombstones`); older rows are pruned. Never ' +
+      '(`refused_responses`), a deleted contact (`contact_tombstones`) and a row deleted by the management ' +
+      'API (`store_versions`, deleted); older rows are pruned. Never ' +
       "shorter than a command can be delivered again: the command topics' `retention.ms` (read from " +
       'the brokers at start; 7 days by default) + `IDEMPOTENCY_WINDOW_S` + `PROCESSOR_PARKED_TTL_SECONDS` ' +
       '(9 days with the defaults). A shorter value is raised to that, and the log says so. Fractions ' +
@@ -623,7 +625,7 @@ export interface Config {
   };
   /** How long the bookkeeping tables keep their rows, in seconds (pipeline/pruning.ts). */
   readonly retention: {
-    /** applied_events, refused_responses, contact_tombstones, as configured (pipeline/pruning.ts raises it). */
+    /** applied_events, refused_responses, contact_tombstones, store_versions (deleted), as configured (pipeline/pruning.ts raises it). */
     readonly eventClaimsSeconds: number;
     /** Settled (delivered, failed) deliveries, counted from their last change. */
     readonly deliveriesSeconds: number;

@@ -10,10 +10,11 @@ import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createLogger } from './logger.ts';
 import { createRedis, redisAnswers } from './redis.ts';
 import { serverProblem } from './store/database.ts';
-import { createKafka, topicsFor } from './kafka/kafka.ts';
+import { createKafka, retentionsMs, topicsFor } from './kafka/kafka.ts';
 import { kafkaProblem } from './kafka/connection-problems.ts';
 import { withAdmin } from './kafka/groups.ts';
 import { describeReplication, replicationTroubles, replicationWeaknesses } from './kafka/replication.ts';
+import { retentionText } from './kafka/status-text.ts';
 import { readableLine } from './child-output.ts';
 import {
   localBrokerJarsFetched,
@@ -73,7 +74,8 @@ export async function examine(env: NodeJS.ProcessEnv = process.env): Promise<Fin
               ok: false,
               detail: `the local broker is not running and cannot start without ${java.ok ? 'Maven' : 'Java'} (see above), ${NO_LOCAL_BROKER}`,
             };
-  const replication = brokerProblem === undefined ? [await replicationFinding(config)] : [];
+  const replication =
+    brokerProblem === undefined ? [await replicationFinding(config), await retentionFinding(config)] : [];
   return [node, java, maven, postgres, redis, kafka, ...replication, ...ports];
 }
 
@@ -99,6 +101,33 @@ async function replicationFinding(config: Config): Promise<Finding> {
         replication.topics.length === 0
           ? 'no topics yet (every role creates them when it starts)'
           : `every partition in sync (${replication.brokers} brokers, ${factors} replicas per partition)`,
+    };
+  } catch (error) {
+    return {
+      subject,
+      ok: false,
+      detail: `the brokers did not describe the topics: ${(error as Error).message}`,
+    };
+  }
+}
+
+/**
+ * How far back the command topics reach: a database restored from a backup older than that cannot
+ * get back what came before (docs/operations.md, "Restoring the database from a backup").
+ */
+async function retentionFinding(config: Config): Promise<Finding> {
+  const subject = 'Kafka retention';
+  const topics = topicsFor(config.kafka.topicPrefix);
+  const commands = [topics.responses, topics.displays, topics.contacts];
+  const kafka = createKafka(config.kafka, createLogger('silent'));
+  try {
+    const retentions = await withAdmin(kafka, (admin) => retentionsMs(admin, commands));
+    if (retentions.size === 0)
+      return { subject, ok: true, detail: 'no topics yet (every role creates them when it starts)' };
+    return {
+      subject,
+      ok: true,
+      detail: `${[...retentions].map(([topic, ms]) => `${topic} ${retentionText(ms)}`).join(', ')}: back up the database more often than that`,
     };
   } catch (error) {
     return {

@@ -6,7 +6,8 @@ export type ErrorKind =
   | 'invalid_json'
   | 'payload_too_large'
   | 'not_authenticated'
-  | 'forbidden'
+  | 'forbidden' // the API key may not act on this environment, or the survey takes no submissions
+  | 'not_entitled' // the environment's plan lacks the feature (Formbricks' enterprise features)
   | 'not_found' // a record that does not exist
   | 'route_not_found'
   | 'method_not_allowed'

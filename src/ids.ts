@@ -73,3 +73,16 @@ export function contactIdFor(environmentId: string, userId: string): string {
   for (let i = 1; i <= 26; i++) codes[3 + i] = DIGITS[digest.charCodeAt(i - 1) % 32]!;
   return String.fromCharCode(...codes);
 }
+
+/**
+ * The id of what `parts` name at time `at`, the same wherever and however often it is computed,
+ * ordered by `at` like newId's, and among ids of one time by `rank` (0 to 31).
+ */
+export function derivedId(prefix: IdPrefix, at: number, rank: number, ...parts: string[]): string {
+  const digest = hash('sha256', parts.join('\u0000'), 'binary');
+  const codes = charCodes(prefix, 26);
+  for (let t = at, i = 10; i > 0; i--, t = Math.floor(t / 32)) codes[prefix.length + i] = DIGITS[t % 32]!;
+  codes[prefix.length + 11] = DIGITS[rank & 31]!;
+  for (let i = 12; i <= 26; i++) codes[prefix.length + i] = DIGITS[digest.charCodeAt(i - 12) % 32]!;
+  return String.fromCharCode(...codes);
+}

@@ -1,5 +1,5 @@
 // `npm test`: brings up what the tests need (local Kafka, PostgreSQL, Redis, as `chorus start`
-// does, and Chromium for the browser test under CI), then runs every test file with node's test
+// does, and Chromium and Prometheus for their tests under CI), then runs every test file with node's test
 // runner. Each test file makes its own database, topics and consumer groups, so files run in
 // parallel — except the fault scenarios, which run afterwards one at a time with nothing beside
 // them: each runs a load, several `chorus start` processes and the fault itself, and on two cores
@@ -11,21 +11,43 @@ import { spec, tap, type TestEvent } from 'node:test/reporters';
 import { loadConfig } from '../src/config.ts';
 import { createLogger } from '../src/logger.ts';
 import { ensureLocalServices } from '../src/local-services.ts';
+import { prometheusMissing } from './helpers/prometheus.ts';
 import { ensureChromiumForCi } from './helpers/real-widget.ts';
-import { root, testFiles } from './test-files.ts';
+import { INTEGRATION_SUITE, root, RUNS_ALONE, testFiles, UNIT_SUITE } from './test-files.ts';
 
 const config = loadConfig();
 const local = await ensureLocalServices(config, createLogger('warn', process.stderr));
 const noBrowser = ensureChromiumForCi();
 if (noBrowser) console.error(noBrowser);
 const named = process.argv.slice(2);
-// test/ first: its end-to-end files take up to minutes each and src/'s seconds, so the short ones fill
-// the lanes at the end instead of one long file running alone there.
+// The longest first (2 to 4.5 minutes each in one full run), then the rest of test/ (up to a minute
+// or so each), then src/'s: the short ones fill the lanes at the end instead of one long file
+// running alone there. The tests of src/ run together, one process per tier (test/suites/).
+const LONGEST = [
+  'test/e2e/readme.test.ts',
+  'test/e2e/http-edge-debian13.test.ts',
+  'test/e2e/kafka-security.test.ts',
+  'test/e2e/real-widget-browser.test.ts',
+];
 // test/long/ (scenarios of minutes each) runs only when named: `npm run test:long`.
 const isLong = (file: string) => file.startsWith('test/long/');
 const files =
-  named.length > 0 ? named : [...testFiles('test'), ...testFiles('src')].filter((f) => !isLong(f));
+  named.length > 0
+    ? named
+    : [
+        ...LONGEST,
+        ...testFiles('test').filter((f) => !LONGEST.includes(f) && !isLong(f)),
+        INTEGRATION_SUITE,
+        UNIT_SUITE,
+        ...RUNS_ALONE,
+      ];
 const isFaultScenario = (file: string) => file.startsWith('test/faults/') || isLong(file);
+// Under CI, Prometheus for the dashboard and alerts test, before the files run side by side (the test
+// installs it too, but there its apt-get would wait on another file's).
+if (process.env.CI && files.includes('test/e2e/prometheus-alerts.test.ts')) {
+  const noPrometheus = prometheusMissing();
+  if (noPrometheus) console.error(noPrometheus);
+}
 
 // The tests use these servers; each file creates its own database and topics on them.
 process.env.CHORUS_TEST_DATABASE_URL = local.databaseUrl;

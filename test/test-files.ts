@@ -16,3 +16,13 @@ export function testFiles(dir: string): string[] {
 }
 
 export const isIntegrationTest = (file: string) => file.endsWith('.integration.test.ts');
+
+/** The files that run the tests of src/ together, one process per tier (test/suites/together.ts). */
+export const UNIT_SUITE = 'test/suites/unit.ts';
+export const INTEGRATION_SUITE = 'test/suites/integration.ts';
+
+/**
+ * Integration tests that need a process of their own: MikroORM loaded first, as bin/chorus.js
+ * loads it.
+ */
+export const RUNS_ALONE = ['src/store/transient-contexts.integration.test.ts'];

@@ -36,6 +36,9 @@ export interface IdentifyInput {
 /** An ISO-8601 date or date-time, as Formbricks' SDK path recognises a date attribute. */
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
 
+/** A date a date attribute can hold: ISO-8601, as segments compare dates. */
+export const isIsoDate = (text: string): boolean => ISO_DATE.test(text) && !Number.isNaN(Date.parse(text));
+
 /**
  * Which attribute values a body may carry: `string` (the spec: anything else is refused), or
  * `scalar` (the widget's: numbers and booleans too, stored as their strings — `3` → `"3"`).
@@ -66,8 +69,7 @@ export function parseIdentifyBody(value: unknown, values: AttributeValues = 'str
       else {
         attributes[key] = text;
         if (typeof v === 'number') attributeTypes[key] = 'number';
-        else if (typeof v === 'string' && ISO_DATE.test(v) && !Number.isNaN(Date.parse(v)))
-          attributeTypes[key] = 'date';
+        else if (typeof v === 'string' && isIsoDate(v)) attributeTypes[key] = 'date';
       }
     }
   }

@@ -14,6 +14,7 @@ const STATUS: Record<ErrorKind, [number, string]> = {
   response_already_finished: [400, 'bad_request'],
   not_authenticated: [401, 'not_authenticated'],
   forbidden: [403, 'forbidden'],
+  not_entitled: [403, 'forbidden'],
   not_found: [404, 'not_found'],
   route_not_found: [404, 'not_found'],
   method_not_allowed: [405, 'method_not_allowed'],
@@ -72,7 +73,7 @@ export type ErrorEnvelope = 'chorus' | 'formbricks-v2';
  * The same answer in Formbricks' v2 envelope, `{error: {code, message, details: [{field, issue}]}}`
  * (its modules/api/v2/lib/response.ts): the status as a number and its HTTP phrase, each detail a field
  * and its issue (what Chorus' message says, when it has none). A key without the permission is a
- * 401 there, not a 403.
+ * 401 there, not a 403; a plan without the feature stays a 403.
  */
 export function errorReplyIn(envelope: ErrorEnvelope, error: unknown, logger: Logger): HttpReply {
   const reply = errorReply(error, logger);

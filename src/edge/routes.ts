@@ -14,7 +14,7 @@ import type { Idempotency } from './client/idempotency.ts';
 import type { ManagementContext } from './management/context.ts';
 import { managementResponseRoutes } from './management/responses.ts';
 import { managementExportRoutes } from './management/response-export.ts';
-import { managementV2Routes } from './management/v2-responses.ts';
+import { managementV2Routes } from './management/v2/routes.ts';
 import { managementSurveyRoutes } from './management/surveys.ts';
 import { surveySummaryRoute } from './management/survey-summary.ts';
 import { managementSegmentRoutes } from './management/segments.ts';
@@ -57,7 +57,7 @@ export function edgeRoutes(ctx: RouteContexts, version: string): Route[] {
       // Before the responses' routes: `export` is not a response id.
       ...managementExportRoutes(ctx.management),
       ...managementResponseRoutes(ctx.management),
-      ...managementV2Routes(ctx.management),
+      ...managementV2Routes(ctx.webhooks),
       ...managementSurveyRoutes(ctx.management),
       surveySummaryRoute(ctx.management),
       ...managementSegmentRoutes(ctx.management),

@@ -19,6 +19,8 @@ import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { traceConsumedBatch, type TraceHeaders } from '../observability/tracing.ts';
+import { settlesWithin } from '../settles-within.ts';
+import { withAdmin } from './groups.ts';
 import { MAX_EVENT_BYTES, METADATA_MAX_AGE_MS } from './kafka.ts';
 
 /**
@@ -27,6 +29,8 @@ import { MAX_EVENT_BYTES, METADATA_MAX_AGE_MS } from './kafka.ts';
  * 125 events) and cost the processor, PostgreSQL and the broker about 13 µs less per stored response.
  */
 export const FETCH_MIN_BYTES = 1024 * 1024;
+/** How long stop() waits for kafkajs to leave the group. */
+const DISCONNECT_TIMEOUT_MS = 10_000;
 /** The fetch wait of a reader that follows a topic as it is written (tests, tools). */
 const FOLLOWING_FETCH_WAIT_MS = 100;
 
@@ -39,6 +43,11 @@ export interface ConsumedMessage {
   headers: Record<string, string>;
   /** The trace context of this message's processing, to carry into what it causes downstream. */
   trace: TraceHeaders;
+  /**
+   * Applied once already, before the database was restored from a backup (the log is applied again
+   * from the database's position): what it caused outside the database may have happened.
+   */
+  replayed: boolean;
 }
 
 export interface BatchContext {
@@ -61,6 +70,17 @@ export type BatchHandler = (
   context: BatchContext,
 ) => Promise<void | 'abandoned'>;
 
+/**
+ * Where a group's positions are kept beside the data they describe (store/log-positions.ts): the
+ * offset of the next record to apply, per partition of the consumer's topic.
+ */
+export interface PositionStore {
+  read(partition: number): Promise<{ next: string; replayUntil: string | undefined } | undefined>;
+  write(partition: number, next: string): Promise<void>;
+  /** Records that the records before `until` are applied again (a replay after a restore). */
+  markReplay(partition: number, until: string): Promise<void>;
+}
+
 export interface ConsumerOptions {
   groupId: string;
   topic: string;
@@ -74,6 +94,12 @@ export interface ConsumerOptions {
   /** Where a new group starts; tests and production both start from the earliest unread event. */
   fromBeginning?: boolean;
   metrics?: Metrics;
+  /**
+   * The group's positions in the store: each batch's is written before its offset is committed, and
+   * a partition resumes from the stored one when that is behind the committed offset (a database
+   * restored from a backup: what came after its moment is applied again).
+   */
+  positions?: PositionStore;
   /** Backoff between a crash and the next consumer (jittered, doubling up to the maximum). */
   restartBackoff?: { initialMs: number; maxMs: number };
 }
@@ -107,6 +133,16 @@ export async function runConsumer(
   let restartTimer: NodeJS.Timeout | undefined;
   let restarting: Promise<void> | undefined;
   let attempt = 0;
+
+  /** Settles once the partitions of the latest assignment resume from the store's positions. */
+  let resumed: Promise<void> = Promise.resolve();
+  /** Per partition in a replay after a restore: where the replay ends (the records before it were applied once). */
+  const replayUntil = new Map<number, bigint>();
+  /** Marks the records of `partition` before `until` as applied once already. */
+  const replaysUntil = (partition: number, until: string) => {
+    const end = BigInt(until);
+    if (end > (replayUntil.get(partition) ?? -1n)) replayUntil.set(partition, end);
+  };
 
   /** Partitions whose latest batch failed in the handler; cleared by the next batch that passes. */
   const failing = new Set<number>();
@@ -205,7 +241,10 @@ export async function runConsumer(
       },
     });
     current = consumer;
-    consumer.on(consumer.events.GROUP_JOIN, () => joined(consumer));
+    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+      resumed = resumeFromStore(consumer, payload.memberAssignment[options.topic] ?? []);
+      joined(consumer);
+    });
     consumer.on(consumer.events.CRASH, ({ payload }) => crashed(consumer, payload.error));
     await consumer.connect();
     await consumer.subscribe({ topic: options.topic, fromBeginning: options.fromBeginning ?? true });
@@ -225,10 +264,15 @@ export async function runConsumer(
   const consumeBatch = async (consumer: Consumer, payload: EachBatchPayload) => {
     const { batch } = payload;
     if (batch.messages.length === 0) return;
+    // A batch fetched before its partition was sought back to the store's position is not applied.
+    await resumed;
+    if (payload.isStale()) return;
+    const replayedBefore = replayUntil.get(batch.partition) ?? -1n;
     const received = batch.messages.map((m) => ({
       key: m.key?.toString() ?? '',
       partition: batch.partition,
       offset: m.offset,
+      replayed: BigInt(m.offset) < replayedBefore,
       value: m.value,
       headers: Object.fromEntries(
         Object.entries(m.headers ?? {}).map(([k, v]) => [
@@ -252,6 +296,7 @@ export async function runConsumer(
         value: m.value,
         headers: m.headers,
         trace: traces[i]!,
+        replayed: m.replayed,
       }));
       let outcome: void | 'abandoned';
       try {
@@ -267,6 +312,7 @@ export async function runConsumer(
       // resolveOffset moves this consumer's fetch position past the batch; the commit makes it durable.
       payload.resolveOffset(batch.lastOffset());
       const next = (BigInt(batch.lastOffset()) + 1n).toString();
+      await options.positions?.write(batch.partition, next);
       await consumer
         .commitOffsets([{ topic: batch.topic, partition: batch.partition, offset: next }])
         .catch((error: unknown) => {
@@ -278,6 +324,71 @@ export async function runConsumer(
     const labels = { topic: batch.topic, partition: String(batch.partition) };
     options.metrics?.kafka.processed.inc({ topic: batch.topic }, received.length);
     options.metrics?.kafka.consumerLag.set(labels, Number(batch.offsetLag()));
+  };
+
+  /**
+   * When the group assigns partitions: each whose stored position is behind the group's committed
+   * offset (a database restored from a backup) is sought back to it, and the log applied again from
+   * there; records the topic no longer holds (its retention passed the stored position) are said
+   * loudly, once per partition, and counted, and the partition goes on from the oldest it holds.
+   * Positions that cannot be read (PostgreSQL down) leave the committed offsets as they are.
+   */
+  const resumeFromStore = async (consumer: Consumer, partitions: number[]) => {
+    const { positions } = options;
+    if (!positions || partitions.length === 0) return;
+    const labels = { topic: options.topic };
+    try {
+      const [stored, [committed, held]] = await Promise.all([
+        Promise.all(partitions.map((p) => positions.read(p))),
+        withAdmin(kafka, (admin) =>
+          Promise.all([
+            admin.fetchOffsets({ groupId: options.groupId, topics: [options.topic] }),
+            admin.fetchTopicOffsets(options.topic),
+          ]),
+        ),
+      ]);
+      for (const [i, partition] of partitions.entries()) {
+        const position = stored[i];
+        // A replay another member began: the records before its end were applied once already.
+        if (position?.replayUntil !== undefined) replaysUntil(partition, position.replayUntil);
+        const commit = committed[0]?.partitions.find((c) => c.partition === partition)?.offset;
+        if (
+          position === undefined ||
+          commit === undefined ||
+          BigInt(commit) < 0n ||
+          BigInt(position.next) >= BigInt(commit)
+        )
+          continue;
+        const from = position.next;
+        const where = { partition, from, committed: commit };
+        log.warn(
+          where,
+          "the database's position is behind the committed offset (a restored database?): applying the log again from it",
+        );
+        options.metrics?.kafka.replays.inc(labels);
+        await positions.markReplay(partition, commit);
+        replaysUntil(partition, commit);
+        const oldest = held.find((h) => h.partition === partition)?.low ?? from;
+        if (BigInt(from) < BigInt(oldest)) {
+          const lost = BigInt(oldest) - BigInt(from);
+          log.error(
+            { ...where, oldest, lost: Number(lost) },
+            `${lost} records of ${options.topic} partition ${partition} from offset ${from} to ${BigInt(oldest) - 1n} are no longer in the log (its retention passed the database's position): they cannot be applied again; going on from offset ${oldest}`,
+          );
+          options.metrics?.kafka.recordsLost.inc(labels, Number(lost));
+        }
+        consumer.seek({
+          topic: options.topic,
+          partition,
+          offset: BigInt(from) < BigInt(oldest) ? oldest : from,
+        });
+      }
+    } catch (error) {
+      log.warn(
+        { err: error },
+        'cannot compare the database positions with the committed offsets; going on from the committed offsets',
+      );
+    }
   };
 
   try {
@@ -297,7 +408,14 @@ export async function runConsumer(
       await restarting;
       // Handlers see isActive() turn false: retries give up, finished work is committed.
       await Promise.allSettled([...inFlight]);
-      await current?.disconnect();
+      // kafkajs' disconnect can wait forever (for a fetch or a join that never ends, tulios/kafkajs
+      // #967, #1639); what was applied is committed already, and the group gives the partitions of a
+      // member that did not leave to the others once its session expires.
+      const left = await settlesWithin(current?.disconnect(), DISCONNECT_TIMEOUT_MS);
+      if (!left)
+        log.warn(
+          `the consumer did not leave its group within ${DISCONNECT_TIMEOUT_MS} ms; stopping without it`,
+        );
       setRunning(false);
       log.info('consumer stopped');
     },

@@ -3,7 +3,7 @@
 // offset is behind the end of the partition (the lag). `chorus status` prints it, and the
 // processors turn it into metrics (lag-metrics.ts).
 import type { Admin, Kafka } from 'kafkajs';
-import { AssignerProtocol, type ConsumerGroup } from './kafka.ts';
+import { AssignerProtocol, retentionsMs, type ConsumerGroup } from './kafka.ts';
 
 export interface GroupMember {
   memberId: string;
@@ -41,6 +41,8 @@ export interface TopicStatus {
   topic: string;
   /** Undefined when the topic does not exist. */
   partitions: number | undefined;
+  /** How long it keeps messages (`retention.ms`; -1: for ever), when the brokers say. */
+  retentionMs?: number;
 }
 
 /** Runs `work` with a connected admin client, and disconnects it whatever happens. */
@@ -60,7 +62,12 @@ export async function describeTopics(admin: Admin, topics: readonly string[]): P
   const { topics: described } =
     present.length > 0 ? await admin.fetchTopicMetadata({ topics: present }) : { topics: [] };
   const counts = new Map(described.map((t) => [t.name, t.partitions.length]));
-  return topics.map((topic) => ({ topic, partitions: counts.get(topic) }));
+  const retentions = await retentionsMs(admin, present);
+  return topics.map((topic) => ({
+    topic,
+    partitions: counts.get(topic),
+    retentionMs: retentions.get(topic),
+  }));
 }
 
 export async function describeGroups(admin: Admin, groups: readonly ConsumerGroup[]): Promise<GroupStatus[]> {

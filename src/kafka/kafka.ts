@@ -15,13 +15,15 @@ export type { Kafka };
 export const MAX_EVENT_BYTES = 4 * 1024 * 1024;
 
 /**
- * Commands (`responses`, `displays`, `contacts`: internal, written by the edge), public facts
+ * Commands (`responses`, `displays`, `contacts`: internal, written by the edge), the journal of the
+ * store's direct changes (`store-changes`: internal, events/store-changes.ts), public facts
  * (`*-events`, see events/public-events.ts and docs/events.md) and dead letters.
  */
 export const TOPIC_NAMES = [
   'responses',
   'displays',
   'contacts',
+  'store-changes',
   'response-events',
   'display-events',
   'contact-events',
@@ -44,8 +46,8 @@ export const KEYED_TOPICS = TOPIC_NAMES.filter(
   (name): name is Exclude<TopicName, 'dead-letter'> => name !== 'dead-letter',
 );
 
-/** The consumer groups of Chorus: the processors', each reading one command topic. */
-export const GROUP_NAMES = ['responses', 'displays', 'contacts'] as const;
+/** The consumer groups of Chorus: the processors', each reading one command topic, and the journal's. */
+export const GROUP_NAMES = ['responses', 'displays', 'contacts', 'store-changes'] as const;
 export type GroupName = (typeof GROUP_NAMES)[number];
 export interface ConsumerGroup {
   groupId: string;
@@ -54,7 +56,10 @@ export interface ConsumerGroup {
 
 export function consumerGroupsFor(groupPrefix: string, topics: Topics): Record<GroupName, ConsumerGroup> {
   const group = (name: GroupName) => ({ groupId: `${groupPrefix}.${name}`, topic: topics[name] });
-  return { responses: group('responses'), displays: group('displays'), contacts: group('contacts') };
+  return Object.fromEntries(GROUP_NAMES.map((name) => [name, group(name)])) as Record<
+    GroupName,
+    ConsumerGroup
+  >;
 }
 
 /**
@@ -199,23 +204,35 @@ export async function longestRetentionSeconds(kafka: Kafka, topics: readonly str
   const admin = kafka.admin();
   await admin.connect();
   try {
-    const { resources } = await admin.describeConfigs({
-      includeSynonyms: false,
-      resources: topics.map((name) => ({
-        type: ConfigResourceTypes.TOPIC,
-        name,
-        configNames: ['retention.ms'],
-      })),
-    });
-    const values = resources
-      .flatMap((r) => r.configEntries)
-      .filter((e) => e.configName === 'retention.ms')
-      .map((e) => Number(e.configValue));
+    const retentions = await retentionsMs(admin, topics);
+    const values = [...retentions.values()];
     if (values.length < topics.length) throw new Error(`no retention.ms for some of ${topics.join(', ')}`);
     return values.some((ms) => ms < 0) ? Infinity : Math.max(...values) / 1000;
   } finally {
     await admin.disconnect();
   }
+}
+
+/** Each existing topic's `retention.ms` (its own or the cluster's default); -1 keeps messages for ever. */
+export async function retentionsMs(admin: Admin, topics: readonly string[]): Promise<Map<string, number>> {
+  const existing = new Set(await admin.listTopics());
+  const present = topics.filter((t) => existing.has(t));
+  if (present.length === 0) return new Map();
+  const { resources } = await admin.describeConfigs({
+    includeSynonyms: false,
+    resources: present.map((name) => ({
+      type: ConfigResourceTypes.TOPIC,
+      name,
+      configNames: ['retention.ms'],
+    })),
+  });
+  return new Map(
+    resources.flatMap((r) =>
+      r.configEntries
+        .filter((e) => e.configName === 'retention.ms')
+        .map((e) => [r.resourceName, Number(e.configValue)] as const),
+    ),
+  );
 }
 
 /** True for the errors of the Kafka client (a broker that does not answer, a refused request). */

@@ -9,6 +9,7 @@ import type { DisplayCreated } from '../events/displays.ts';
 import type { DisplayCreatedFact } from '../events/display-events.ts';
 import type { ContactFact } from '../events/contact-events.ts';
 import type { SurveyFact } from '../events/survey-events.ts';
+import type { StoreChange } from '../events/store-changes.ts';
 import type { ResponseFact } from '../events/response-events.ts';
 import type { ResponseCommand } from '../events/responses.ts';
 import type { TraceHeaders } from '../observability/tracing.ts';
@@ -45,6 +46,8 @@ export interface Outputs {
   contactEvents: Output<ContactFact>;
   /** Public facts: surveys created, updated, status changed, deleted, keyed by survey id. */
   surveyEvents: Output<SurveyFact>;
+  /** The store's direct changes (events/store-changes.ts), keyed by environment id. */
+  storeChanges: Output<StoreChange>;
   /** What could not be applied or delivered; keyed by the original key (see events/dead-letters.ts). */
   deadLetters: Output<DeadLetterRecord>;
 }
@@ -70,6 +73,7 @@ export function createOutputs(publisher: Writer, topics: Topics): Outputs {
     displayEvents: output(publisher, topics['display-events'], (e) => e.displayId),
     contactEvents: output(publisher, topics['contact-events'], (e) => e.contactId),
     surveyEvents: output(publisher, topics['survey-events'], (e) => e.surveyId),
+    storeChanges: output(publisher, topics['store-changes'], (c) => c.environmentId),
     deadLetters: output(publisher, topics['dead-letter'], (r) =>
       r.type === 'delivery.failed' ? r.responseId : r.key,
     ),

@@ -193,7 +193,12 @@ test('a send whose one attempt went unanswered until its deadline makes the next
   // metadata still names broker 2 until it is read again.
   const cluster = { leaders: [1, 2, 1, 2] };
   const { send, produced } = fakeProducer(
-    (request) => (request.broker === 2 ? new KafkaJSRequestTimeoutError('no answer') : 'ok'),
+    // Silent until after the send's 1 ms: a timeout answered at once may leave time for a retry.
+    async (request) => {
+      if (request.broker !== 2) return 'ok';
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      return new KafkaJSRequestTimeoutError('no answer');
+    },
     [1, 2, 1, 2],
     undefined,
     cluster,

@@ -1,11 +1,22 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ranges, statusText } from './status-text.ts';
+import { ranges, retentionText, statusText } from './status-text.ts';
 
 test('partition lists are shown as ranges', () => {
   assert.equal(ranges([0, 1, 2, 3, 7, 9, 10]), '0-3, 7, 9-10');
   assert.equal(ranges([5]), '5');
   assert.equal(ranges([]), '');
+});
+
+test('retention is shown as a replay could read back', () => {
+  assert.equal(retentionText(604_800_000), 'kept 7 days');
+  assert.equal(retentionText(43_200_000), 'kept 12 hours');
+  assert.equal(retentionText(600_000), 'kept 10 minutes');
+  assert.equal(retentionText(-1), 'kept for ever');
+  assert.equal(
+    statusText([{ topic: 'responses', partitions: 3, retentionMs: 604_800_000 }], []),
+    'topics\n  responses  3 partitions, kept 7 days\n',
+  );
 });
 
 test('status text: topics, then each group with its members, unowned partitions and a lag table', () => {

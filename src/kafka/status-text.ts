@@ -1,4 +1,4 @@
-// The text `chorus status` prints: the topics' partition counts and replication (each broker's
+// The text `chorus status` prints: the topics' partition counts, retention and replication (each broker's
 // leaderships, the partitions with replicas out of sync), then per consumer group its state,
 // members and what each owns, and a table of every partition's committed offset, end and lag.
 import type { GroupStatus, TopicStatus } from './groups.ts';
@@ -13,14 +13,27 @@ export function statusText(
   const brokers = replication?.brokers;
   const lines = [brokers === undefined ? 'topics' : `topics (${brokers} broker${brokers === 1 ? '' : 's'})`];
   const replicated = new Map(replication?.topics.map((t) => [t.topic, t]));
-  for (const { topic, partitions } of topics) {
-    const counts = partitions === undefined ? 'missing' : `${partitions} partitions`;
+  for (const { topic, partitions, retentionMs } of topics) {
+    const counts =
+      partitions === undefined
+        ? 'missing'
+        : `${partitions} partitions${retentionMs === undefined ? '' : `, ${retentionText(retentionMs)}`}`;
     const r = replicated.get(topic);
     lines.push(`  ${topic.padEnd(width)}  ${counts}${r ? `, ${replicationSummary(r)}` : ''}`);
     if (r) lines.push(...replicationDetail(r).map((line) => `  ${' '.repeat(width)}    ${line}`));
   }
   for (const group of groups) lines.push('', ...groupText(group));
   return `${lines.join('\n')}\n`;
+}
+
+/** `kept 7 days`, `kept 12 hours`, `kept for ever`: how far back a replay can read. */
+export function retentionText(ms: number): string {
+  if (ms < 0) return 'kept for ever';
+  const hours = ms / 3_600_000;
+  const [value, unit] =
+    hours >= 48 ? [hours / 24, 'day'] : hours >= 1 ? [hours, 'hour'] : [ms / 60_000, 'minute'];
+  const shown = Number(value.toFixed(1));
+  return `kept ${shown} ${unit}${shown === 1 ? '' : 's'}`;
 }
 
 function replicationSummary(t: TopicReplication): string {

@@ -145,6 +145,18 @@ export function createMetrics() {
         labelNames: ['group'],
         ...register,
       }),
+      replays: new Counter({
+        name: 'chorus_log_replays_total',
+        help: "Partitions a processor replayed from the database's position because it was behind the group's committed offset (a database restored from a backup), by topic",
+        labelNames: ['topic'],
+        ...register,
+      }),
+      recordsLost: new Counter({
+        name: 'chorus_log_records_lost_total',
+        help: "Records a replay could not read because the topic no longer held them (its retention passed the database's position), by topic",
+        labelNames: ['topic'],
+        ...register,
+      }),
       transientRetries: new Counter({
         name: 'chorus_processor_transient_failures_total',
         help: 'Transient failures (PostgreSQL or Kafka unavailable, serialization conflicts) retried by the processors, by group',

@@ -39,6 +39,8 @@ export interface Effects<C, E extends Named> {
   publish: (events: E[]) => Promise<void>;
   /** The trace context a command travelled with, for work that continues it later (deliveries). */
   traceOf: (command: C) => TraceHeaders;
+  /** Applied once already, before a restore of the database (ConsumedMessage.replayed). */
+  replayed: (command: C) => boolean;
   /**
    * Commands that came before what they apply to: kept unclaimed, in the transaction, and handed to
    * the processor again once they can be applied (pipeline/parking.ts).
@@ -134,6 +136,7 @@ export function batchHandler<C extends Named, E extends Named>(
         );
       },
       traceOf: (command) => messageOf.get(command)!.trace,
+      replayed: (command) => messageOf.get(command)!.replayed,
       park: async (tx, commands) => {
         deps.metrics?.kafka.parked.inc({ topic: messages[0]!.topic }, commands.length);
         for (const command of commands)

@@ -1,15 +1,17 @@
 // The fact relay: publishes the facts the store's triggers wrote (contacts and surveys, in
 // fact_outbox) to their public topics, then deletes them, in one transaction: a fact is deleted
 // only once Kafka acknowledged it, so a crash or an outage publishes it again later with the same
-// `eventId` (at least once; readers deduplicate by id). Runs in every processor process; one relays
+// `eventId` (factId) (at least once; readers deduplicate by id). Runs in every processor process; one relays
 // at a time (store/fact-outbox.ts). It never stops on an error (pipeline/polling.ts).
 import type { ContactFact } from '../events/contact-events.ts';
 import type { SurveyFact } from '../events/survey-events.ts';
+import type { StoreChange } from '../events/store-changes.ts';
 import type { Outputs } from '../kafka/outputs.ts';
 import type { Logger } from '../logger.ts';
 import type { Orm } from '../store/orm.ts';
 import { deleteOutboxFacts, takeOutboxFacts, type OutboxRow } from '../store/fact-outbox.ts';
 import { startPolling, type Polling } from './polling.ts';
+import { createHash } from 'node:crypto';
 
 /** Facts per transaction: a full batch is followed at once by the next. */
 const BATCH = 500;
@@ -18,7 +20,7 @@ const RETRY_MS = 2_000;
 
 export function startFactRelay(deps: {
   orm: Orm;
-  outputs: Pick<Outputs, 'contactEvents' | 'surveyEvents'>;
+  outputs: RelayOutputs;
   logger: Logger;
   /** How often an idle relay looks for new facts. */
   idleMs?: number;
@@ -45,10 +47,12 @@ export function startFactRelay(deps: {
   });
 }
 
-function publish(outputs: Pick<Outputs, 'contactEvents' | 'surveyEvents'>, row: OutboxRow): Promise<void> {
+type RelayOutputs = Pick<Outputs, 'contactEvents' | 'surveyEvents' | 'storeChanges'>;
+
+function publish(outputs: RelayOutputs, row: OutboxRow): Promise<void> {
   const envelope = {
     version: 1 as const,
-    eventId: `${row.key}:${row.seq}`,
+    eventId: factId(row),
     occurredAt: row.occurredAt.toISOString(),
     appliedAt: row.appliedAt.toISOString(),
     environmentId: row.environmentId,
@@ -61,5 +65,21 @@ function publish(outputs: Pick<Outputs, 'contactEvents' | 'surveyEvents'>, row: 
     const fact = { type: row.type, ...envelope, surveyId: row.key, ...row.payload } as SurveyFact;
     return outputs.surveyEvents.publish(fact);
   }
+  if (row.topic === 'store-changes') {
+    const change = { type: row.type, ...envelope, ...row.payload } as StoreChange;
+    return outputs.storeChanges.publish(change);
+  }
   throw new Error(`fact for an unknown topic: ${row.topic}`);
+}
+
+/**
+ * A fact's id, derived from what it says (its key, type, time and payload), not from its place in
+ * the outbox: published again, after a crash or by a replay after a restore (whose outbox numbers
+ * start again from the backup's), a fact has the same id, and two different facts never share one.
+ */
+export function factId(row: Pick<OutboxRow, 'key' | 'type' | 'occurredAt' | 'payload'>): string {
+  const digest = createHash('sha256')
+    .update(`${row.type}\u0000${row.occurredAt.toISOString()}\u0000${JSON.stringify(row.payload)}`)
+    .digest('base64url');
+  return `${row.key}:${digest.slice(0, 22)}`;
 }

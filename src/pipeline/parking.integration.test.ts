@@ -42,6 +42,7 @@ describe('commands that arrive before what they apply to', () => {
         value: Buffer.from(JSON.stringify(c)),
         headers: {},
         trace: {},
+        replayed: false,
       })),
       { heartbeat: async () => undefined, isActive: () => true },
     );

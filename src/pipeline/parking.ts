@@ -114,7 +114,8 @@ export function startParking(deps: ParkingDeps): Polling {
 
 /**
  * Parked commands as a consumed batch again, traced as the consumer traces one (each message's
- * processing a child of the span that produced it).
+ * processing a child of the span that produced it). Taken as applied for the first time: one parked
+ * again by a replay after a restore sends its deliveries without asking the providers first.
  */
 function consumedAgain<T>(
   topic: string,
@@ -123,6 +124,6 @@ function consumedAgain<T>(
 ): Promise<T> {
   const messages = rows.map((row) => row.message);
   return traceConsumedBatch(topic, messages, (traces) =>
-    work(messages.map((message, i) => ({ ...message, trace: traces[i]! }))),
+    work(messages.map((message, i) => ({ ...message, trace: traces[i]!, replayed: false }))),
   );
 }

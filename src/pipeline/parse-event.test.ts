@@ -21,6 +21,7 @@ const message = (value: string): ConsumedMessage => ({
   value: Buffer.from(value),
   headers: {},
   trace: {},
+  replayed: false,
 });
 
 test('a well-formed event with its key parses', () => {

@@ -16,6 +16,7 @@ const windows: PruningWindows = {
   applied_events: 15 * DAY,
   refused_responses: 15 * DAY,
   contact_tombstones: 15 * DAY,
+  store_versions: 15 * DAY,
   deliveries: 30 * DAY,
   oauth_attempts: 3600,
 };
@@ -46,6 +47,9 @@ describe('the pruner of the bookkeeping tables', () => {
        ('cnt_old', ?, now() - interval '16 days'), ('cnt_recent', ?, now() - interval '14 days')`,
       [environmentId, environmentId],
     );
+    await sql(`insert into store_versions (table_name, id, changed_at, deleted) values
+      ('surveys', 'srv_old', now() - interval '16 days', true), ('surveys', 'srv_recent', now() - interval '14 days', true),
+      ('surveys', 'srv_live', now() - interval '90 days', false)`);
     await sql(
       `insert into deliveries (id, response_id, status, response, updated_at) values
        ('dlv_delivered_old', 'rsp_1', 'delivered', '{}', now() - interval '31 days'),
@@ -75,6 +79,7 @@ describe('the pruner of the bookkeeping tables', () => {
     assert.deepEqual(await ids('applied_events', 'event_id'), ['evt_recent']);
     assert.deepEqual(await ids('refused_responses', 'id'), ['rsp_refused_recent']);
     assert.deepEqual(await ids('contact_tombstones', 'contact_id'), ['cnt_recent']);
+    assert.deepEqual(await ids('store_versions', 'id'), ['srv_live', 'srv_recent']);
     assert.deepEqual(await ids('deliveries', 'id'), [
       'dlv_failed_recent',
       'dlv_pending_old',

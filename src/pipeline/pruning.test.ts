@@ -18,6 +18,7 @@ test("event claims are kept the configured window, longer when a command can com
   const windows = pruningWindows(config, 30 * DAY);
   assert.equal(windows.refused_responses, windows.applied_events);
   assert.equal(windows.contact_tombstones, windows.applied_events);
+  assert.equal(windows.store_versions, windows.applied_events);
   assert.equal(windows.deliveries, 30 * DAY);
   assert.equal(windows.oauth_attempts, 24 * 3600);
 });

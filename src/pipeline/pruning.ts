@@ -42,6 +42,7 @@ export function pruningWindows(
     applied_events: claims,
     refused_responses: claims,
     contact_tombstones: claims,
+    store_versions: claims,
     deliveries: config.retention.deliveriesSeconds,
     oauth_attempts: config.retention.oauthAttemptsSeconds,
   };

@@ -1,11 +1,18 @@
 // Composition of the processor role: one consumer group per input topic (with the parked commands
-// of the processors that park), the relay of the facts the store's triggers write, and the pruner of
-// the bookkeeping tables.
+// of the processors that park), the group applying the journal of the store's direct changes (what
+// a restored store lost), the relay of the facts the store's triggers write, and the pruner of the
+// bookkeeping tables.
 import type { Named } from '../events/envelope.ts';
 import { DEFAULT_TOPIC_RETENTION_SECONDS, type Config } from '../config.ts';
-import { consumerGroupsFor, longestRetentionSeconds, type Kafka, type Topics } from '../kafka/kafka.ts';
+import {
+  consumerGroupsFor,
+  longestRetentionSeconds,
+  type GroupName,
+  type Kafka,
+  type Topics,
+} from '../kafka/kafka.ts';
 import type { Output, Outputs } from '../kafka/outputs.ts';
-import { runConsumer, type RunningConsumer } from '../kafka/consumer.ts';
+import { runConsumer, type BatchHandler, type RunningConsumer } from '../kafka/consumer.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { Orm } from '../store/orm.ts';
@@ -19,6 +26,8 @@ import { startSummaryRecounts } from '../pipeline/summary-recounts.ts';
 import type { Polling } from '../pipeline/polling.ts';
 import { pruningWindows, startPruning } from '../pipeline/pruning.ts';
 import { autovacuumRuns } from '../store/pruning.ts';
+import { readPosition, recordPosition, recordReplay } from '../store/log-positions.ts';
+import { storeChangeReplayer } from '../pipeline/store-change-replay.ts';
 
 export interface ProcessorRoleDeps {
   config: Config;
@@ -39,12 +48,32 @@ export async function startProcessors(deps: ProcessorRoleDeps): Promise<RunningP
   const { config, kafka, orm, outputs, topics, metrics } = deps;
   const logger = deps.logger.child({ component: 'processor' });
   const background: Polling[] = [];
+  /** A consumer group of `name`, its positions kept in the store. */
+  const run = (name: GroupName, handler: BatchHandler) => {
+    const group = consumerGroupsFor(config.kafka.groupPrefix, topics)[name];
+    const at = (partition: number) => ({ group: group.groupId, topic: group.topic, partition });
+    return runConsumer(
+      kafka,
+      {
+        ...group,
+        concurrency: config.processor.concurrency,
+        fetchWaitMs: config.processor.fetchWaitMs,
+        handler,
+        positions: {
+          read: (partition) => readPosition(orm.em, at(partition)),
+          write: (partition, next) => recordPosition(orm.em, { ...at(partition), next }),
+          markReplay: (partition, until) => recordReplay(orm.em, at(partition), until),
+        },
+        metrics,
+      },
+      logger,
+    );
+  };
   const consume = <C extends Named, E extends Named>(
     name: 'responses' | 'displays' | 'contacts',
     processor: Processor<C, E>,
     output?: Output<E>,
   ) => {
-    const group = consumerGroupsFor(config.kafka.groupPrefix, topics)[name];
     const handler = batchHandler(processor, {
       orm,
       deadLetters: outputs.deadLetters,
@@ -57,7 +86,7 @@ export async function startProcessors(deps: ProcessorRoleDeps): Promise<RunningP
       background.push(
         startParking({
           orm,
-          topic: group.topic,
+          topic: topics[name],
           handler,
           ready,
           expiry: { seconds: config.processor.parkedTtlSeconds, reason: expiredReason },
@@ -67,22 +96,13 @@ export async function startProcessors(deps: ProcessorRoleDeps): Promise<RunningP
         }),
       );
     }
-    return runConsumer(
-      kafka,
-      {
-        ...group,
-        concurrency: config.processor.concurrency,
-        fetchWaitMs: config.processor.fetchWaitMs,
-        handler,
-        metrics,
-      },
-      logger,
-    );
+    return run(name, handler);
   };
   const consumers = await Promise.all([
     consume('responses', responseProcessor, outputs.responseEvents),
     consume('displays', displayProcessor, outputs.displayEvents),
     consume('contacts', contactProcessor),
+    run('store-changes', storeChangeReplayer({ orm, logger })),
   ]);
   background.push(startFactRelay({ orm, outputs, logger }));
   background.push(startSummaryRecounts({ orm, logger }));

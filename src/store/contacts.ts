@@ -70,6 +70,20 @@ export function contactReader(em: EntityManager): (id: string) => Promise<Contac
   });
 }
 
+/** An environment's contacts that have one of these emails or user ids: each one's user id and email. */
+export async function contactsMatching(
+  em: EntityManager,
+  environmentId: string,
+  match: { emails: readonly string[]; userIds: readonly string[] },
+): Promise<{ userId: string; email: string | null }[]> {
+  return query<{ userId: string; email: string | null }>(
+    em,
+    `select user_id as "userId", attributes ->> 'email' as email from contacts
+      where environment_id = ? and (attributes ->> 'email' = any(?) or user_id = any(?))`,
+    [environmentId, match.emails, match.userIds],
+  );
+}
+
 export function listContacts(em: EntityManager, environmentIds: string[], page: PageRequest) {
   return pageOf(em, Contact, { environment: { $in: environmentIds } }, page, contactRecord, {
     total: { counted: 'contacts', environmentIds },
@@ -80,10 +94,18 @@ export function listContacts(em: EntityManager, environmentIds: string[], page: 
  * Deletes a contact with its responses (and their quota counts and deliveries) and its displays,
  * and leaves a tombstone so that events still in flight for it (created before now) cannot bring
  * it back. Under the contact's lock (see locks.ts), so no consumer can be between its
- * tombstone read and its insert for this contact while this runs.
+ * tombstone read and its insert for this contact while this runs. `deletedAt`: when it was deleted
+ * (a deletion applied again from the journal keeps its own time). Of a contact already gone, only
+ * the tombstone is written; so it is of one identified after `deletedAt` when `keepIfIdentifiedSince`
+ * (the journal's deletion, applied after the contact came back).
  */
-export async function deleteContact(em: EntityManager, contact: ContactRecord): Promise<void> {
-  await em.fork().transactional(async (tx) => {
+export async function deleteContact(
+  em: EntityManager,
+  contact: Pick<ContactRecord, 'id' | 'environmentId'>,
+  deletedAt = new Date(),
+  { keepIfIdentifiedSince = false } = {},
+): Promise<'deleted' | 'gone' | 'identified since'> {
+  return em.fork().transactional(async (tx) => {
     // Lock order (after the segment lock): response rows, then the contact. The response processor locks the rows of its
     // batch before the contacts of its new responses; taking the contact first here and then
     // waiting for one of those rows would be a cycle (a batch that updates one of this contact's
@@ -95,11 +117,16 @@ export async function deleteContact(em: EntityManager, contact: ContactRecord): 
     await lockSegments(tx, [contact.environmentId], 'shared');
     await tx.execute('select id from responses where contact_id = ? order by id for update', [contact.id]);
     await lockContacts(tx, [contact.id]);
-    const deletedAt = new Date();
     await tx.execute(
-      'insert into contact_tombstones (contact_id, environment_id, deleted_at) values (?, ?, ?) on conflict (contact_id) do update set deleted_at = excluded.deleted_at',
+      'insert into contact_tombstones (contact_id, environment_id, deleted_at) values (?, ?, ?) on conflict (contact_id) do update set deleted_at = greatest(contact_tombstones.deleted_at, excluded.deleted_at)',
       [contact.id, contact.environmentId, deletedAt],
     );
+    const [kept] = await tx.execute<{ since: boolean }[]>(
+      'select updated_at > ? as since from contacts where id = ?',
+      [deletedAt, contact.id],
+    );
+    if (!kept) return 'gone';
+    if (kept.since && keepIfIdentifiedSince) return 'identified since';
     // All of its responses (no processor can link another to it while we hold its lock) leave
     // their surveys' summaries as if they had never been there, and go with their quota
     // memberships and deliveries.
@@ -127,6 +154,7 @@ export async function deleteContact(em: EntityManager, contact: ContactRecord): 
     await tx.execute('delete from segment_members where contact_id = ?', [contact.id]);
     await tx.execute('delete from segment_evaluations where contact_id = ?', [contact.id]);
     await tx.execute('delete from contacts where id = ?', [contact.id]);
+    return 'deleted';
   });
 }
 

@@ -208,7 +208,14 @@ export const Contact = defineEntity({
   name: 'Contact',
   tableName: 'contacts',
   uniques: [{ properties: ['environment', 'userId'] }],
-  indexes: [{ properties: ['environment', 'id'] }],
+  indexes: [
+    { properties: ['environment', 'id'] },
+    // Formbricks' v2 bulk upload finds contacts by email (edge/management/v2/contacts.ts).
+    {
+      name: 'contacts_email_index',
+      expression: `create index "contacts_email_index" on "contacts" ("environment_id", ("attributes" ->> 'email'))`,
+    },
+  ],
   properties: {
     id: p.string().primary(),
     environment: () => p.manyToOne(Environment).deleteRule('cascade'),
@@ -301,6 +308,23 @@ export const ContactTombstone = defineEntity({
   },
 });
 export type ContactTombstone = InferEntity<typeof ContactTombstone>;
+
+/**
+ * The latest journaled change of a row of a table the store journals (events/store-changes.ts),
+ * by the clock of its change; of a deleted row, its tombstone. A change of the journal that is not
+ * later is not applied (Migration20261206030000_store_changes).
+ */
+export const StoreVersion = defineEntity({
+  name: 'StoreVersion',
+  tableName: 'store_versions',
+  properties: {
+    tableName: p.string().primary(),
+    id: p.string().primary(),
+    changedAt: p.datetime().index(),
+    deleted: p.boolean().default(false),
+  },
+});
+export type StoreVersion = InferEntity<typeof StoreVersion>;
 
 /** A connected Slack workspace or Notion workspace of one environment; the token is encrypted. */
 export const Integration = defineEntity({
@@ -512,6 +536,47 @@ export const ParkedCommand = defineEntity({
 });
 export type ParkedCommand = InferEntity<typeof ParkedCommand>;
 
+/**
+ * How far each processor's consumer group has applied each partition of its topic (store/
+ * log-positions.ts): written after each batch, read when a partition is assigned. A database
+ * restored from a backup holds the positions of its moment, and the processors replay the log from
+ * there (docs/operations.md, "Restoring the database").
+ */
+export const LogPosition = defineEntity({
+  name: 'LogPosition',
+  tableName: 'log_positions',
+  properties: {
+    consumerGroup: p.string().primary(),
+    topic: p.string().primary(),
+    partition: p.integer().primary(),
+    /** The offset of the next record to apply. */
+    nextOffset: p.bigint(),
+    /**
+     * Set when a restored database's position was found behind the committed offset: the records
+     * before it are applied again (a replay), whichever member of the group applies them.
+     */
+    replayUntil: p.bigint().nullable(),
+    updatedAt: p.datetime().defaultRaw('now()'),
+  },
+});
+export type LogPosition = InferEntity<typeof LogPosition>;
+
+/**
+ * The database the store was last seen in, by its PostgreSQL object id (one row). A backup restored
+ * into a new database carries the old one: store/incarnation.ts tells it so.
+ */
+export const StoreIncarnation = defineEntity({
+  name: 'StoreIncarnation',
+  tableName: 'store_incarnation',
+  checks: [{ name: 'store_incarnation_one_row', expression: 'id = 1' }],
+  properties: {
+    id: p.integer().primary().autoincrement(false).default(1),
+    databaseOid: p.bigint(),
+    updatedAt: p.datetime().defaultRaw('now()'),
+  },
+});
+export type StoreIncarnation = InferEntity<typeof StoreIncarnation>;
+
 /** A response whose create the processor refused (store/refused-responses.ts). */
 export const RefusedResponse = defineEntity({
   name: 'RefusedResponse',
@@ -572,5 +637,8 @@ export const entities = [
   OAuthAttempt,
   OutboxFact,
   ParkedCommand,
+  LogPosition,
+  StoreIncarnation,
+  StoreVersion,
   RefusedResponse,
 ];

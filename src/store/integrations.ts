@@ -1,6 +1,6 @@
 // Integrations, links and deliveries as the store keeps them.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { newId } from '../ids.ts';
+import { derivedId, newId } from '../ids.ts';
 import type { Provider } from '../config.ts';
 import { Delivery, Integration, IntegrationLink, Survey, type DeliveryStatus } from './entities.ts';
 import { pageOf, type PageRequest } from './pages.ts';
@@ -195,29 +195,61 @@ export interface SurveyLink {
   integrationId: string;
 }
 
+/** What a new delivery is made of besides its target: see NewDelivery. */
+export interface NewDelivery {
+  responseId: string;
+  response: Record<string, unknown>;
+  /** The trace to continue when it is sent, if there is one. */
+  trace: Readonly<Record<string, string>>;
+  /** When the command that caused it was made: the time in its id. */
+  madeAt: Date;
+  /**
+   * Its place among what its command made (its fact's, created before updated before finished):
+   * the order of its id after the time, so that a response's deliveries are taken in that order.
+   */
+  rank: number;
+  /** Made again by a replay of the log after a restore (enqueue-deliveries.ts): it may have been sent. */
+  replayed?: boolean;
+}
+
+/**
+ * A delivery's id, derived from what it delivers (`parts`) and when its command was made: made
+ * again, a delivery has the same id, which the providers and receivers know it by; and ids sort by
+ * time (newest first in the lists), then by rank.
+ */
+export function deliveryId(made: Pick<NewDelivery, 'madeAt' | 'rank'>, ...parts: string[]): string {
+  return derivedId('dlv', made.madeAt.getTime(), made.rank, ...parts);
+}
+
+/**
+ * The columns of a new delivery's state: `pending`; or, made again by a replay and maybe sent
+ * before, a send claimed when its command was made and interrupted, which the deliverer settles by
+ * asking the provider (integrations/delivery/deliverer.ts) once the lease from then has passed.
+ */
+export const SEND_STATE = 'status, claimed_at, updated_at';
+export const SEND_STATE_VALUES = '?, ?, coalesce(?::timestamptz, now())';
+export function sendState(d: NewDelivery): [DeliveryStatus, Date | null, Date | null] {
+  return d.replayed ? ['sending', d.madeAt, d.madeAt] : ['pending', null, null];
+}
+
 /** One delivery per response and link, ever: a redelivered announcement adds none. */
 export async function insertDeliveries(
   tx: EntityManager,
-  deliveries: readonly {
-    responseId: string;
-    link: SurveyLink;
-    response: Record<string, unknown>;
-    /** The trace to continue when it is sent, if there is one. */
-    trace: Readonly<Record<string, string>>;
-  }[],
+  deliveries: readonly (NewDelivery & { link: SurveyLink })[],
 ): Promise<void> {
   if (deliveries.length === 0) return;
   await tx.execute(
-    `insert into deliveries (id, response_id, link_id, integration_id, response, trace_context)
-     values ${deliveries.map(() => '(?, ?, ?, ?, ?::jsonb, ?::jsonb)').join(', ')}
+    `insert into deliveries (id, response_id, link_id, integration_id, response, trace_context, ${SEND_STATE})
+     values ${deliveries.map(() => `(?, ?, ?, ?, ?::jsonb, ?::jsonb, ${SEND_STATE_VALUES})`).join(', ')}
      on conflict (response_id, link_id) do nothing`,
     deliveries.flatMap((d) => [
-      newId('dlv'),
+      deliveryId(d, d.responseId, d.link.id),
       d.responseId,
       d.link.id,
       d.link.integrationId,
       JSON.stringify(d.response),
       Object.keys(d.trace).length > 0 ? JSON.stringify(d.trace) : null,
+      ...sendState(d),
     ]),
   );
 }

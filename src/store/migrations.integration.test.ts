@@ -5,7 +5,7 @@ import { openStore } from './orm.ts';
 import { prepareStore } from './prepare.ts';
 import { createLogger } from '../logger.ts';
 import { createEnvironment } from './environments.ts';
-import { createLink, insertDeliveries, saveIntegration } from './integrations.ts';
+import { createLink, saveIntegration } from './integrations.ts';
 import { newId } from '../ids.ts';
 import { readSummaryBasis } from './summary-counts.ts';
 import { surveyShape } from '../summaries/survey-shape.ts';
@@ -107,11 +107,12 @@ test('a delivery left sending before claim times were kept is searched for from 
       targetId: 'C1',
       mapping: [],
     });
-    const target = { id: link.id, surveyId: survey.id, integrationId: integration.id };
-    await insertDeliveries(em, [
-      { responseId: 'rsp_sending', link: target, response: {}, trace: {} },
-      { responseId: 'rsp_pending', link: target, response: {}, trace: {} },
-    ]);
+    // As that version recorded them, before claimed_at.
+    await em.execute(
+      `insert into deliveries (id, response_id, link_id, integration_id, response)
+       values ('dlv_sending', 'rsp_sending', ?, ?, '{}'), ('dlv_pending', 'rsp_pending', ?, ?, '{}')`,
+      [link.id, integration.id, link.id, integration.id],
+    );
     // Its lease renewed by a recovery since: updated_at no longer says when it was claimed.
     await em.execute(
       `update deliveries set status = 'sending', created_at = now() - interval '1 hour' where response_id = 'rsp_sending'`,

@@ -49,3 +49,39 @@ export async function countedRows(em: EntityManager, table: CountedTable, enviro
   );
   return Number(row?.total ?? 0);
 }
+
+/** The time fields Formbricks' v2 lists sort and filter by. */
+export type TimeField = 'createdAt' | 'updatedAt';
+
+/** Formbricks' v2 list query (its `ZGetFilter`), over the environments a key may read. */
+export interface TimedQuery {
+  environmentIds: readonly string[];
+  /** `dateField` then or later, then or earlier (instants). */
+  from?: string;
+  to?: string;
+  dateField: TimeField;
+  sortBy: TimeField;
+  order: 'asc' | 'desc';
+  limit: number;
+  skip: number;
+}
+
+/** One page of an entity's records by a v2 query, `where` narrowing it further, and how many match in all. */
+export function timedPage<T extends { id: string }, R>(
+  em: EntityManager,
+  entity: EntityName<T>,
+  q: TimedQuery,
+  where: FilterQuery<T>,
+  toRecord: (row: T) => R,
+): Promise<{ items: R[]; total: number }> {
+  const window: Record<string, Date> = {};
+  if (q.from) window.$gte = new Date(q.from);
+  if (q.to) window.$lte = new Date(q.to);
+  const filter = {
+    ...(where as object),
+    environment: { $in: q.environmentIds },
+    ...(q.from || q.to ? { [q.dateField]: window } : {}),
+  } as unknown as FilterQuery<T>;
+  const orderBy = { [q.sortBy]: q.order, id: q.order } as QueryOrderMap<T>;
+  return pageOf(em, entity, filter, { limit: q.limit, offset: q.skip }, toRecord, { orderBy });
+}

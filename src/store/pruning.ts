@@ -11,6 +11,8 @@ export const PRUNED_TABLES = {
   applied_events: { age: 'applied_at' },
   refused_responses: { age: 'refused_at' },
   contact_tombstones: { age: 'deleted_at' },
+  // Only tombstones: a live row's version is what keeps an older change from overwriting it.
+  store_versions: { age: 'changed_at', only: 'deleted' },
   // Pending and in-flight deliveries are never pruned, however old: they are still to be sent.
   deliveries: { age: 'updated_at', only: `status in ('delivered', 'failed')` },
   oauth_attempts: { age: 'expires_at' },

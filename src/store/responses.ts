@@ -1,6 +1,6 @@
 // Reads of stored responses: for the edge and the management API, and the processor's single-use check.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { countedRows, type PageRequest } from './pages.ts';
+import { countedRows, type PageRequest, type TimedQuery, type TimeField } from './pages.ts';
 import { query } from './orm.ts';
 import { ALL_TIME } from '../summaries/counter-rows.ts';
 import { counterKey } from '../summaries/contributions.ts';
@@ -153,41 +153,65 @@ async function surveyResponseCount(
   return environmentIds.includes(survey.environment_id) ? Number(survey.n ?? 0) : 0;
 }
 
-/** The v2 list's query (Formbricks' `ZGetResponsesFilter`). */
-export interface ResponseQuery {
-  environmentIds: readonly string[];
+/** The v2 list's query (Formbricks' `ZGetResponsesFilter`), and Chorus' cursor. */
+export interface ResponseQuery extends TimedQuery {
   surveyId?: string;
   contactId?: string;
-  /** Created (or updated: `dateField`) then or later, then or earlier. */
-  from?: string;
-  to?: string;
-  dateField: 'createdAt' | 'updatedAt';
-  sortBy: 'createdAt' | 'updatedAt';
-  order: 'asc' | 'desc';
-  limit: number;
-  skip: number;
+  /** Where the page before ended (`ResponsePage.next`): this page goes on after it, in the same order. */
+  after?: ResponseCursor;
+}
+
+/** A place in a list sorted by one of the times: that time (PostgreSQL's text, to the microsecond) and the id. */
+export interface ResponseCursor {
+  sortBy: TimeField;
+  time: string;
+  id: string;
 }
 
 const TIME_COLUMNS = { createdAt: 'created_at', updatedAt: 'updated_at' } as const;
 
-/** A page of responses by the v2 query, and how many match it in all. */
+/**
+ * A page of responses by the v2 query, how many match it in all (the cursor aside), and where a
+ * full page ended. With a cursor the page is found by the index at any depth, where `skip` reads
+ * every row it skips.
+ */
 export async function queryResponses(em: EntityManager, q: ResponseQuery) {
-  const conditions: [string, unknown][] = [['environment_id = any(?)', q.environmentIds]];
-  if (q.surveyId) conditions.push(['survey_id = ?', q.surveyId]);
-  if (q.contactId) conditions.push(['contact_id = ?', q.contactId]);
-  if (q.from) conditions.push([`${TIME_COLUMNS[q.dateField]} >= ?`, q.from]);
-  if (q.to) conditions.push([`${TIME_COLUMNS[q.dateField]} <= ?`, q.to]);
-  const where = conditions.map(([sql]) => sql).join(' and ');
-  const values = conditions.map(([, value]) => value);
+  const conditions: [string, unknown[]][] = [['environment_id = any(?)', [q.environmentIds]]];
+  if (q.surveyId) conditions.push(['survey_id = ?', [q.surveyId]]);
+  if (q.contactId) conditions.push(['contact_id = ?', [q.contactId]]);
+  if (q.from) conditions.push([`${TIME_COLUMNS[q.dateField]} >= ?`, [q.from]]);
+  if (q.to) conditions.push([`${TIME_COLUMNS[q.dateField]} <= ?`, [q.to]]);
+  const sortColumn = TIME_COLUMNS[q.sortBy];
   const order = q.order === 'asc' ? 'asc' : 'desc';
+  const filter = (list: [string, unknown[]][]) => ({
+    where: list.map(([sql]) => sql).join(' and '),
+    values: list.flatMap(([, values]) => values),
+  });
+  const all = filter(conditions);
+  const paged = filter(
+    q.after
+      ? [
+          ...conditions,
+          [
+            `(${sortColumn}, id) ${order === 'asc' ? '>' : '<'} (?::timestamptz, ?)`,
+            [q.after.time, q.after.id],
+          ],
+        ]
+      : conditions,
+  );
   const [rows, counted] = await Promise.all([
-    query<RecordFields>(
+    query<RecordFields & { sortTime: string }>(
       em,
-      `select ${RECORD_COLUMNS} from responses where ${where}
-       order by ${TIME_COLUMNS[q.sortBy]} ${order}, id ${order} limit ? offset ?`,
-      [...values, q.limit, q.skip],
+      `select ${RECORD_COLUMNS}, ${sortColumn}::text as "sortTime" from responses where ${paged.where}
+       order by ${sortColumn} ${order}, id ${order} limit ? offset ?`,
+      [...paged.values, q.limit, q.skip],
     ),
-    query<{ n: string }>(em, `select count(*) as n from responses where ${where}`, values),
+    query<{ n: string }>(em, `select count(*) as n from responses where ${all.where}`, all.values),
   ]);
-  return { items: rows.map(responseRecord), total: Number(counted[0]!.n) };
+  const last = rows.length === q.limit ? rows.at(-1) : undefined;
+  return {
+    items: rows.map(responseRecord),
+    total: Number(counted[0]!.n),
+    next: last ? { sortBy: q.sortBy, time: last.sortTime, id: last.id } : undefined,
+  };
 }

@@ -2,8 +2,9 @@
 // delivery-targets.ts).
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { newId } from '../ids.ts';
+import { deliveryId, SEND_STATE, SEND_STATE_VALUES, sendState, type NewDelivery } from './integrations.ts';
 import { Environment, Webhook, type WebhookTrigger } from './entities.ts';
-import { pageOf, type PageRequest } from './pages.ts';
+import { pageOf, timedPage, type PageRequest, type TimedQuery } from './pages.ts';
 
 /** A webhook as the management API shows it: never its secret (that is shown once, at creation). */
 export function webhookRecord(row: Webhook) {
@@ -47,6 +48,32 @@ export function listWebhooks(em: EntityManager, environmentIds: string[], page: 
   return pageOf(em, Webhook, { environment: { $in: environmentIds } }, page, webhookRecord);
 }
 
+/** A page of webhooks by Formbricks' v2 list query; with `surveyIds`, those naming any of them. */
+export function queryWebhooks<R>(
+  em: EntityManager,
+  q: TimedQuery,
+  surveyIds: readonly string[],
+  toRecord: (row: Webhook) => R,
+) {
+  return timedPage(
+    em,
+    Webhook,
+    q,
+    surveyIds.length > 0 ? { surveyIds: { $hasSomeKeys: surveyIds } } : {},
+    toRecord,
+  );
+}
+
+/** Changes what a webhook is; its secret stays. */
+export async function changeWebhook(
+  em: EntityManager,
+  row: Webhook,
+  change: Partial<Pick<Webhook, 'name' | 'url' | 'source' | 'triggers' | 'surveyIds'>>,
+): Promise<void> {
+  em.assign(row, { ...change, updatedAt: new Date() });
+  await em.flush();
+}
+
 /** The ids of the surveys among `surveyIds` that are in the environment. */
 export async function surveysOfEnvironment(
   em: EntityManager,
@@ -66,28 +93,22 @@ export async function surveysOfEnvironment(
 /** One delivery per response fact and webhook, ever: a redelivered fact adds none. */
 export async function insertWebhookDeliveries(
   tx: EntityManager,
-  deliveries: readonly {
-    webhookId: string;
-    event: WebhookTrigger;
-    eventId: string;
-    responseId: string;
-    response: Record<string, unknown>;
-    trace: Readonly<Record<string, string>>;
-  }[],
+  deliveries: readonly (NewDelivery & { webhookId: string; event: WebhookTrigger; eventId: string })[],
 ): Promise<void> {
   if (deliveries.length === 0) return;
   await tx.execute(
-    `insert into deliveries (id, response_id, webhook_id, event, event_id, response, trace_context)
-     values ${deliveries.map(() => '(?, ?, ?, ?, ?, ?::jsonb, ?::jsonb)').join(', ')}
+    `insert into deliveries (id, response_id, webhook_id, event, event_id, response, trace_context, ${SEND_STATE})
+     values ${deliveries.map(() => `(?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ${SEND_STATE_VALUES})`).join(', ')}
      on conflict (webhook_id, event_id) do nothing`,
     deliveries.flatMap((d) => [
-      newId('dlv'),
+      deliveryId(d, d.webhookId, d.eventId),
       d.responseId,
       d.webhookId,
       d.event,
       d.eventId,
       JSON.stringify(d.response),
       Object.keys(d.trace).length > 0 ? JSON.stringify(d.trace) : null,
+      ...sendState(d),
     ]),
   );
 }

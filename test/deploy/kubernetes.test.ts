@@ -1,6 +1,8 @@
 // The Kubernetes manifests of deploy/k8s against the Kubernetes API schemas (kubernetes-models'
 // compiled OpenAPI validators) and against the code they run: the image the Dockerfile builds, the
 // roles and commands of the CLI, the health routes and their ports, the configuration variables.
+// The PrometheusRule (a custom resource of the Prometheus Operator) holds the rules of
+// deploy/prometheus/chorus-alerts.yaml, which test/e2e/prometheus-alerts.test.ts runs in Prometheus.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -55,7 +57,9 @@ const kustomization = load('kustomization.yaml')[0] as K8sObject & {
   resources: string[];
   images: { name: string; newTag: string }[];
 };
-const objects = files.filter((f) => f !== 'kustomization.yaml').flatMap(load);
+/** Applied on its own: its kind exists only where the Prometheus Operator's CRDs are installed. */
+const PROMETHEUS_RULE = 'prometheus-rule.yaml';
+const objects = files.filter((f) => f !== 'kustomization.yaml' && f !== PROMETHEUS_RULE).flatMap(load);
 const find = <T = K8sObject>(kind: string, name: string) => {
   const found = objects.find((o) => o.kind === kind && o.metadata.name === name);
   assert.ok(found, `${kind} ${name}`);
@@ -89,10 +93,12 @@ describe('the Kubernetes manifests', () => {
     }
   });
 
-  test('kustomization lists every manifest but the Secret template, and sets the tag of the one image', () => {
+  test('kustomization lists every manifest but the Secret template and the PrometheusRule, and sets the tag of the one image', () => {
     assert.deepEqual(
       [...kustomization.resources].sort(),
-      files.filter((f) => f !== 'kustomization.yaml' && f !== 'secret.example.yaml').sort(),
+      files
+        .filter((f) => f !== 'kustomization.yaml' && f !== 'secret.example.yaml' && f !== PROMETHEUS_RULE)
+        .sort(),
     );
     const { version } = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as {
       version: string;
@@ -240,6 +246,19 @@ describe('the Kubernetes manifests', () => {
       assert.ok(
         (find<Workload>('Deployment', name).spec.template.spec.terminationGracePeriodSeconds ?? 30) >= 30,
       );
+  });
+
+  test('the PrometheusRule holds the rules of deploy/prometheus/chorus-alerts.yaml', () => {
+    const [rule, ...more] = load(PROMETHEUS_RULE) as (K8sObject & { spec: unknown })[];
+    assert.equal(more.length, 0);
+    assert.equal(rule?.apiVersion, 'monitoring.coreos.com/v1');
+    assert.equal(rule.kind, 'PrometheusRule');
+    assert.equal(rule.metadata.labels?.['app.kubernetes.io/name'], 'chorus');
+    const file = parseAllDocuments(
+      readFileSync(path.join(root, 'deploy/prometheus/chorus-alerts.yaml'), 'utf8'),
+    );
+    assert.equal(file.length, 1);
+    assert.deepEqual(rule.spec, file[0]!.toJS());
   });
 
   test('the ConfigMap and the Secret template set only variables that Chorus reads', () => {

@@ -13,6 +13,7 @@ import { createTestWorld, type TestWorld } from '../helpers/env.ts';
 import { privateBroker, type PrivateBroker } from '../helpers/local-kafka.ts';
 import { storedResponse } from '../helpers/store.ts';
 import { waitFor } from '../helpers/wait.ts';
+import { GROUP_NAMES } from '../../src/kafka/kafka.ts';
 
 describe('consumer liveness of a processor process', () => {
   let broker: PrivateBroker;
@@ -52,9 +53,7 @@ describe('consumer liveness of a processor process', () => {
         ([, group, value]) => [group, Number(value)] as const,
       );
     };
-    const groups = ['responses', 'displays', 'contacts'].map(
-      (n) => `${world.env.KAFKA_CONSUMER_GROUP_PREFIX}.${n}`,
-    );
+    const groups = GROUP_NAMES.map((n) => `${world.env.KAFKA_CONSUMER_GROUP_PREFIX}.${n}`);
 
     // Readiness is a watch that polls: right after the start, under a loaded machine, it may not
     // have seen every consumer join yet.

@@ -78,6 +78,10 @@ describe('adding partitions while Chorus runs', () => {
       TOPIC_NAMES.map(() => 4),
       TOPIC_NAMES.join(', '),
     );
+    assert.ok(
+      status.topics.every((t) => t.retentionMs !== undefined && (t.retentionMs > 0 || t.retentionMs === -1)),
+      `each topic's retention: ${JSON.stringify(status.topics)}`,
+    );
     assert.equal(status.replication.brokers, 1);
     for (const topic of status.replication.topics) {
       assert.equal(topic.replicationFactor, 1, topic.topic);
@@ -107,7 +111,7 @@ describe('adding partitions while Chorus runs', () => {
     assert.equal(text.code, 0, text.stderr);
     assert.match(
       text.stdout,
-      /^topics \(1 broker\)\n {2}\S+responses +4 partitions, 1 replica, min\.insync\.replicas 1, all in sync\n +leaders: broker 1: 0-3$/m,
+      /^topics \(1 broker\)\n {2}\S+responses +4 partitions, kept [0-9.]+ \w+, 1 replica, min\.insync\.replicas 1, all in sync\n +leaders: broker 1: 0-3$/m,
     );
     const responses = groups()[0]!;
     assert.match(

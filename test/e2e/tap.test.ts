@@ -173,7 +173,7 @@ describe('chorus tap', () => {
     assert.equal(result.stdout, '');
     assert.deepEqual(lines(result.stderr), [
       'unknown topic "responze-events": known topics are response-events, display-events, contact-events, ' +
-        'survey-events (public) and responses, displays, contacts, dead-letter (internal), by short name or ' +
+        'survey-events (public) and responses, displays, contacts, store-changes, dead-letter (internal), by short name or ' +
         `full name (KAFKA_TOPIC_PREFIX is "${world.env.KAFKA_TOPIC_PREFIX}")`,
     ]);
   });

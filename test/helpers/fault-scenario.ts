@@ -262,15 +262,18 @@ export async function faultCluster({
   databaseUrl,
   brokers,
   topicPrefix = `fault.${run.scenario}.${randomBytes(3).toString('hex')}.`,
+  overrides = {},
 }: {
   run: FaultRun;
   databaseUrl: string;
   brokers: string;
   /** Topics and consumer groups: a fresh prefix unless given (a test world's, to delete them). */
   topicPrefix?: string;
+  /** Settings of the roles beside the scenarios' own. */
+  overrides?: NodeJS.ProcessEnv;
 }): Promise<FaultCluster> {
   const port = await freePort(); // fixed, so a restarted edge answers at the same address
-  const env = faultEnv({ run, databaseUrl, brokers, topicPrefix, port });
+  const env = { ...faultEnv({ run, databaseUrl, brokers, topicPrefix, port }), ...overrides };
   let edge: SupervisedRole | undefined;
   let processor: SupervisedRole | undefined;
   const cluster: FaultCluster = {

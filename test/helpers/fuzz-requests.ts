@@ -310,6 +310,69 @@ const ROUTES: RouteSpec[] = [
   },
   { pattern: '/api/v2/me', methods: ['GET'], params: {}, management: true },
   {
+    pattern: '/api/v2/management/contacts',
+    methods: ['POST'],
+    params: {},
+    management: true,
+    body: (f) => ({
+      workspaceId: f.environmentId,
+      attributes: { email: 'fuzz@example.com', userId: 'fuzz-v2' },
+    }),
+  },
+  {
+    pattern: '/api/v2/management/contacts/bulk',
+    methods: ['PUT'],
+    params: {},
+    management: true,
+    body: (f) => ({
+      workspaceId: f.environmentId,
+      contacts: [
+        {
+          attributes: [
+            { attributeKey: { key: 'email', name: 'Email' }, value: 'fuzz-bulk@example.com' },
+            { attributeKey: { key: 'fuzz_plan', name: 'Plan' }, value: 'pro' },
+          ],
+        },
+      ],
+    }),
+  },
+  {
+    pattern: '/api/v2/management/contact-attribute-keys',
+    methods: ['GET', 'POST'],
+    params: {},
+    management: true,
+    body: (f) => ({ workspaceId: f.environmentId, key: 'fuzz_key', name: 'Fuzz', dataType: 'string' }),
+  },
+  {
+    pattern: '/api/v2/management/contact-attribute-keys/:keyId',
+    methods: ['GET', 'PUT', 'DELETE'],
+    params: { keyId: 'any' },
+    management: true,
+    body: () => ({ name: 'Fuzzed', description: null }),
+  },
+  {
+    pattern: '/api/v2/management/webhooks',
+    methods: ['GET', 'POST'],
+    params: {},
+    management: true,
+    // A name that does not resolve here: a valid body is refused (400) after one quick lookup.
+    body: (f) => ({
+      workspaceId: f.environmentId,
+      url: 'https://hooks.fuzz.invalid/chorus',
+      triggers: ['responseFinished'],
+      surveyIds: [f.surveyId],
+      source: 'user',
+      name: 'Fuzz hook',
+    }),
+  },
+  {
+    pattern: '/api/v2/management/webhooks/:webhookId',
+    methods: ['GET', 'PUT', 'DELETE'],
+    params: { webhookId: 'any' },
+    management: true,
+    body: () => ({ url: 'https://hooks.fuzz.invalid/changed', triggers: ['responseCreated'] }),
+  },
+  {
     pattern: '/api/v1/management/responses/export',
     methods: ['GET'],
     params: {},

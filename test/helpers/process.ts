@@ -29,15 +29,18 @@ export function runChorus(
   });
 }
 
+/** A `chorus start` stopped with SIGTERM that runs longer than this is killed, and its stop() rejects. */
+const STOP_WITHIN_MS = 60_000;
+
 /**
  * Starts a long-running `chorus start`; resolves once it printed its serving line (edges) or
- * started. Not ready within `timeoutMs`, it is killed and the promise rejects.
+ * started. Not ready within `timeoutMs`, it is killed and the promise rejects with what it printed.
  */
 export function startChorusProcess(
   args: string[],
   env: NodeJS.ProcessEnv,
   ready: RegExp,
-  { node = process.execPath, timeoutMs = 0 }: { node?: string; timeoutMs?: number } = {},
+  { node = process.execPath, timeoutMs = 180_000 }: { node?: string; timeoutMs?: number } = {},
 ): Promise<{
   child: ChildProcessWithoutNullStreams;
   match: RegExpMatchArray;
@@ -49,7 +52,7 @@ export function startChorusProcess(
     const child = spawn(node, [CHORUS_BIN, ...args], { env, cwd: root });
     let output = '';
     let started = false;
-    const deadline = timeoutMs > 0 ? setTimeout(() => child.kill('SIGKILL'), timeoutMs).unref() : undefined;
+    const deadline = setTimeout(() => child.kill('SIGKILL'), timeoutMs).unref();
     const onData = (d: Buffer) => {
       output += d.toString();
       const match = started ? null : output.match(ready);
@@ -61,8 +64,19 @@ export function startChorusProcess(
           match,
           output: () => output,
           stop: () =>
-            new Promise((done) => {
-              child.once('close', (code) => done(code));
+            new Promise((done, fail) => {
+              const hung = setTimeout(() => {
+                fail(
+                  new Error(
+                    `chorus ${args.join(' ')} did not stop on SIGTERM within ${STOP_WITHIN_MS} ms:\n${output.slice(-4000)}`,
+                  ),
+                );
+                child.kill('SIGKILL');
+              }, STOP_WITHIN_MS);
+              child.once('close', (code) => {
+                clearTimeout(hung);
+                done(code);
+              });
               child.kill('SIGTERM');
             }),
         });
@@ -72,7 +86,10 @@ export function startChorusProcess(
     child.stderr.on('data', onData);
     child.on('close', (code) => {
       clearTimeout(deadline);
-      if (!started) reject(new Error(`chorus ${args.join(' ')} exited (${code}) before ready:\n${output}`));
+      if (!started)
+        reject(
+          new Error(`chorus ${args.join(' ')} ended (${code}) before it was ready:\n${output.slice(-4000)}`),
+        );
     });
   });
 }

@@ -58,5 +58,6 @@ export const ignoreEffects = {
   reject: async () => undefined,
   publish: async () => undefined,
   traceOf: () => ({}),
+  replayed: () => false,
   park: async () => undefined,
 };

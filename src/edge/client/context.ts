@@ -59,7 +59,7 @@ export async function requireEnvironment(
 
 export function requireEnterpriseForUserId(environment: EnvironmentInfo, userId: string | undefined): void {
   if (userId !== undefined && environment.plan !== 'enterprise') {
-    throw new ChorusError('forbidden', 'User identification is only available for enterprise users.');
+    throw new ChorusError('not_entitled', 'User identification is only available for enterprise users.');
   }
 }
 

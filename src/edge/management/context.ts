@@ -1,4 +1,5 @@
-import type { ApiKeyGrant } from '../../store/environments.ts';
+import { ChorusError } from '../../errors.ts';
+import { findEnvironment, type ApiKeyGrant } from '../../store/environments.ts';
 import type { Orm } from '../../store/orm.ts';
 import type { Directory } from '../directory.ts';
 import type { ClientContext } from '../client/context.ts';
@@ -28,4 +29,17 @@ export function forgetEnvironmentCaches(
   if (surveyId !== undefined) ctx.client.surveys.delete(surveyId);
   ctx.environmentStates?.delete(environmentId);
   ctx.client.segments.delete(environmentId);
+}
+
+/**
+ * Formbricks' Contacts feature (contacts, segments) needs the enterprise plan: `not_entitled` (403)
+ * with the refusal Formbricks gives for what is asked, checked after the key's access as it does.
+ */
+export async function requireContactsFeature(
+  ctx: ManagementContext,
+  environmentId: string,
+  refusal: string,
+): Promise<void> {
+  const environment = await findEnvironment(ctx.orm.em.fork(), environmentId);
+  if (environment?.plan !== 'enterprise') throw new ChorusError('not_entitled', refusal);
 }

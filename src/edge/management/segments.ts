@@ -4,11 +4,10 @@
 // trigger (`chorus_environment_changed`), like survey writes.
 import Type from 'typebox';
 import { Compile } from 'typebox/compile';
-import { ChorusError, invalidInput, notFound } from '../../errors.ts';
+import { invalidInput, notFound } from '../../errors.ts';
 import { ID_PATTERN } from '../../ids.ts';
 import { parseFilters } from '../../segments/filters.ts';
 import { Segment } from '../../store/entities.ts';
-import { findEnvironment } from '../../store/environments.ts';
 import {
   createSegment,
   deleteSegment,
@@ -19,7 +18,7 @@ import {
 import type { Route, RouteRequest } from '../router.ts';
 import { nullable, parseJsonBody, requireId, validateBody } from '../validation.ts';
 import { authenticate, permissionFor, requireAccess, writableEnvironment } from './auth.ts';
-import { forgetEnvironmentCaches, type ManagementContext } from './context.ts';
+import { forgetEnvironmentCaches, requireContactsFeature, type ManagementContext } from './context.ts';
 import { listRoute } from './paging.ts';
 import { data } from '../openapi/route-doc.ts';
 import { SegmentFilterItem, SegmentRecord } from '../openapi/replies.ts';
@@ -157,16 +156,9 @@ export function managementSegmentRoutes(ctx: ManagementContext): Route[] {
   ];
 }
 
-/**
- * Segments are Formbricks' Contacts feature (shared/spec/segments.md §4.1): an organization whose plan
- * lacks it may read them, not create, change or delete them. Checked after the key's access, as
- * Formbricks does.
- */
-async function requireAdvancedTargeting(ctx: ManagementContext, environmentId: string): Promise<void> {
-  const environment = await findEnvironment(ctx.orm.em.fork(), environmentId);
-  if (environment?.plan !== 'enterprise')
-    throw new ChorusError('forbidden', 'Advanced targeting is not allowed for this organization');
-}
+/** Segments are Formbricks' Contacts feature (shared/spec/segments.md §4.1): read on any plan, written on enterprise. */
+const requireAdvancedTargeting = (ctx: ManagementContext, environmentId: string) =>
+  requireContactsFeature(ctx, environmentId, 'Advanced targeting is not allowed for this organization');
 
 /** The segment of the path, if the key may act on its environment (GET read, PUT write, DELETE manage). */
 async function accessibleSegment(ctx: ManagementContext, request: RouteRequest) {

@@ -7,7 +7,7 @@ import Type from 'typebox';
 import { Compile } from 'typebox/compile';
 import { invalidInput, notFound } from '../../errors.ts';
 import { ID_PATTERN } from '../../ids.ts';
-import { Webhook, WEBHOOK_SOURCES, WEBHOOK_TRIGGERS } from '../../store/entities.ts';
+import { Webhook, WEBHOOK_SOURCES, WEBHOOK_TRIGGERS, type WebhookTrigger } from '../../store/entities.ts';
 import { createWebhook, listWebhooks, surveysOfEnvironment, webhookRecord } from '../../store/webhooks.ts';
 import { sealSecret } from '../../integrations/secrets.ts';
 import { newWebhookSecret } from '../../integrations/webhook/signature.ts';
@@ -102,30 +102,57 @@ export function managementWebhookRoutes(ctx: WebhooksContext): Route[] {
 async function createWebhookRoute(ctx: WebhooksContext, request: RouteRequest) {
   const grant = await authenticate(request, ctx.keys);
   const { environmentId: asked, ...body } = validateBody(CreateBody, parseJsonBody(request.body));
-  const environmentId = writableEnvironment(grant, asked);
-  const surveyIds = [...new Set(body.surveyIds ?? [])];
+  const { webhook, secret } = await createWebhookIn(ctx, writableEnvironment(grant, asked), body);
+  return { status: 200, body: { data: { ...webhookRecord(webhook), secret } } };
+}
+
+/** What a webhook is: where it sends, what fires it, for which surveys (every one when empty). */
+export interface WebhookFields {
+  url: string;
+  name?: string | null;
+  triggers: WebhookTrigger[];
+  surveyIds?: string[];
+  source?: Webhook['source'];
+}
+
+/** Creates a webhook with a new secret, returned this once. */
+export async function createWebhookIn(ctx: WebhooksContext, environmentId: string, fields: WebhookFields) {
+  const surveyIds = await checkWebhookFields(ctx, environmentId, fields);
+  const secret = newWebhookSecret();
+  const webhook = await createWebhook(ctx.orm.em, {
+    environmentId,
+    name: fields.name ?? null,
+    url: fields.url,
+    source: fields.source ?? 'user',
+    triggers: WEBHOOK_TRIGGERS.filter((t) => fields.triggers.includes(t)),
+    surveyIds,
+    secretCiphertext: sealSecret(ctx.encryptionKey, secret),
+  });
+  return { webhook, secret };
+}
+
+/**
+ * The surveys a webhook names, each once, once each is known to be a survey of the environment
+ * (400 naming those that are not), and the URL checked (400 with `details.url`).
+ */
+export async function checkWebhookFields(
+  ctx: WebhooksContext,
+  environmentId: string,
+  fields: Pick<WebhookFields, 'url' | 'surveyIds'>,
+): Promise<string[]> {
+  const surveyIds = [...new Set(fields.surveyIds ?? [])];
   const known = await surveysOfEnvironment(ctx.orm.em, environmentId, surveyIds);
   const unknown = surveyIds.filter((id) => !known.has(id));
   if (unknown.length > 0)
     throw invalidInput(
       Object.fromEntries(unknown.map((id) => [`surveyIds.${id}`, 'Not a survey of this environment'])),
     );
-  await ctx.webhooks.checkUrl(body.url);
-  const secret = newWebhookSecret();
-  const webhook = await createWebhook(ctx.orm.em, {
-    environmentId,
-    name: body.name ?? null,
-    url: body.url,
-    source: body.source ?? 'user',
-    triggers: WEBHOOK_TRIGGERS.filter((t) => body.triggers.includes(t)),
-    surveyIds,
-    secretCiphertext: sealSecret(ctx.encryptionKey, secret),
-  });
-  return { status: 200, body: { data: { ...webhookRecord(webhook), secret } } };
+  await ctx.webhooks.checkUrl(fields.url);
+  return surveyIds;
 }
 
 /** The webhook of the path, if the key may act on its environment (GET read, DELETE manage). */
-async function accessibleWebhook(ctx: WebhooksContext, request: RouteRequest) {
+export async function accessibleWebhook(ctx: WebhooksContext, request: RouteRequest) {
   const grant = await authenticate(request, ctx.keys);
   const id = requireId('webhookId', request.params.webhookId);
   const em = ctx.orm.em.fork();

@@ -12,7 +12,7 @@ import type { Parameter, Reply, RouteDoc } from './route-doc.ts';
 export type OpenApiDocument = Record<string, unknown>;
 
 /** What the document needs of a route: not its handler. */
-export type DescribedRoute = Pick<Route, 'method' | 'path' | 'doc'>;
+export type DescribedRoute = Pick<Route, 'method' | 'path' | 'doc' | 'errors'>;
 
 /** Sections of the document, and the paths in each (the first prefix that matches). */
 const TAGS: { name: string; description: string; prefixes: string[] }[] = [
@@ -42,7 +42,7 @@ const TAGS: { name: string; description: string; prefixes: string[] }[] = [
   {
     name: 'management-v2',
     description:
-      "Formbricks' v2 management API, with the same keys and permissions: its answers `{data}` and `{data, meta}`, and its errors as `{error: {code, message, details: [{field, issue}]}}` (a key without the permission: 401), not in the envelope the error responses below show.",
+      "Formbricks' v2 management API, with the same keys and permissions: its answers `{data}` and `{data, meta}`, and its errors as `{error: {code, message, details: [{field, issue}]}}` (a key without the permission: 401).",
     prefixes: ['/api/v2/management/', '/api/v2/me'],
   },
   { name: 'health', description: 'Liveness and readiness.', prefixes: ['/health', '/api/v2/health'] },
@@ -99,7 +99,10 @@ export function openApiDocument(routes: readonly DescribedRoute[], version: stri
         Object.entries(NAMED_SCHEMAS).map(([name, schema]) => [name, withRefs(schema, name)]),
       ),
       responses: Object.fromEntries(
-        ERROR_ANSWERS.map(([status, code]) => [code, errorResponse(status, code)]),
+        ERROR_ANSWERS.flatMap(([status, code]): [string, unknown][] => [
+          [code, errorResponse(status, code)],
+          [`v2_${code}`, v2ErrorResponse(status, code)],
+        ]),
       ),
       securitySchemes: {
         apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
@@ -138,7 +141,9 @@ function operation(route: DescribedRoute, doc: RouteDoc): Record<string, unknown
       ...Object.fromEntries(
         errorStatuses(route, doc).map((status) => [
           String(status),
-          { $ref: `#/components/responses/${codeOf(status)}` },
+          {
+            $ref: `#/components/responses/${route.errors === 'formbricks-v2' ? 'v2_' : ''}${codeOf(status)}`,
+          },
         ]),
       ),
     },
@@ -171,6 +176,27 @@ function errorResponse(status: number, code: string) {
     schema: Type.Object({ ...ErrorBody.properties, code: Type.Literal(code) }),
     ...(retry ? { headers: RETRY_AFTER } : {}),
   });
+}
+
+/** The same error in Formbricks' v2 envelope (http-errors.ts, errorReplyIn). */
+function v2ErrorResponse(status: number, code: string) {
+  const chorus = errorResponse(status, code);
+  return {
+    ...chorus,
+    content: {
+      'application/json': {
+        schema: withRefs(
+          Type.Object({
+            error: Type.Object({
+              code: Type.Literal(status),
+              message: Type.String(),
+              details: Type.Array(Type.Object({ field: Type.String(), issue: Type.String() })),
+            }),
+          }),
+        ),
+      },
+    },
+  };
 }
 
 function response(reply: Reply) {

@@ -121,7 +121,14 @@ describe('deliverer: a recovery that is itself interrupted', () => {
   test('a send found after one interrupted recovery is settled as delivered, never posted again', async () => {
     const responseId = newId('rsp');
     await insertDeliveries(orm.em.fork(), [
-      { responseId, link, response: { data: { feedback: 'only once, please' } }, trace: {} },
+      {
+        responseId,
+        link,
+        response: { data: { feedback: 'only once, please' } },
+        trace: {},
+        madeAt: new Date(),
+        rank: 2,
+      },
     ]);
     const { id } = await orm.em.fork().findOneOrFail(Delivery, { responseId });
 
@@ -192,6 +199,8 @@ describe('deliverer: a recovery that is itself interrupted', () => {
       responseId,
       response: { id: responseId, data: { feedback: 'again' } },
       trace: {},
+      madeAt: new Date(),
+      rank: 2,
     };
     await insertWebhookDeliveries(orm.em.fork(), [fact]);
     await insertWebhookDeliveries(orm.em.fork(), [fact]); // a redelivered fact adds nothing

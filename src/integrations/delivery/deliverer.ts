@@ -19,6 +19,11 @@
 // A webhook delivery (webhook/) goes the same way, but a receiver cannot be asked about an
 // interrupted send: it is sent again, with the same `webhook-id`, which receivers deduplicate on.
 //
+// A database restored from a backup holds the deliveries pending at the backup's moment, which may
+// have been sent since: each round first checks whether the store was restored (store/incarnation.ts)
+// and, if so, settles those as interrupted sends. What the processors deliver again as they replay
+// the log is recorded the same way (processors/responses/enqueue-deliveries.ts).
+//
 // An integration marked `needs_reconnect` is paused: its due deliveries are not claimed and stay
 // `pending` until it is connected again (saveIntegration sets it back to `connected`), then they go
 // out with the next round. The delivery that met the dead token stays `failed`: replay it.
@@ -34,6 +39,7 @@ import { isTransient } from '../../transient.ts';
 import { decryptToken, openSecret } from '../secrets.ts';
 import type { Destination, Destinations } from '../destination.ts';
 import type { WebhookDestination } from '../webhook/destination.ts';
+import { settleRestore } from '../../store/incarnation.ts';
 
 const BATCH = 20;
 /** Margin for clocks and Notion's minute-rounded created_time when looking for an interrupted send. */
@@ -68,6 +74,12 @@ export function startDeliverer(deps: DelivererDeps): RunningDeliverer {
   let timer: NodeJS.Timeout | undefined;
 
   const runOnce = async (): Promise<number> => {
+    const uncertain = await settleRestore(deps.orm.em.fork());
+    if (uncertain !== undefined)
+      log.warn(
+        { deliveries: uncertain },
+        `the database was restored from a backup: ${uncertain} deliveries pending at its moment are asked about at their providers before they are sent`,
+      );
     const interrupted = await claimInterrupted(deps.orm.em, deps.leaseSeconds);
     await Promise.all(interrupted.map((row) => recover(deps, row.id, row.claimedAt, log)));
     const claimed = await claimDue(deps.orm.em, deps.encryptionKey !== undefined);
@@ -114,11 +126,12 @@ async function claimDue(em: EntityManager, withTokens: boolean): Promise<string[
                     and (d.webhook_id is not null or ?)
                     and not exists (select 1 from integrations i
                                     where i.id = d.integration_id and i.status = 'needs_reconnect')
-                  order by d.next_attempt_at limit ${BATCH} for update of d skip locked)
+                  order by d.next_attempt_at, d.id limit ${BATCH} for update of d skip locked)
      returning id`,
     [withTokens],
   );
-  return rows.map((r) => r.id);
+  // Started in the order of their ids: a response's created webhook before its finished one.
+  return rows.map((r) => r.id).sort();
 }
 
 /**

@@ -154,7 +154,11 @@ export async function applyCommands(
   const announced = steps
     .filter((step) => !refused.has(step.state.id))
     .flatMap((step) =>
-      factsOf(step, appliedAt).map((fact) => ({ fact, trace: effects.traceOf(step.command) })),
+      factsOf(step, appliedAt).map((fact) => ({
+        fact,
+        trace: effects.traceOf(step.command),
+        replayed: effects.replayed(step.command),
+      })),
     );
   // A deleted response is delivered nowhere: its deliveries went with it.
   await enqueueDeliveries(

@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ResponseChangeFact } from '../../events/response-events.ts';
 import type { DeliveryTargets, FiredWebhook } from '../../store/delivery-targets.ts';
+import { deliveryId } from '../../store/integrations.ts';
 import { responseFact } from '../../../test/helpers/events.ts';
 import { deliveriesOf, type AnnouncedFact } from './enqueue-deliveries.ts';
 
@@ -11,7 +12,8 @@ const trace = { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b71692033
 
 const fact = (type: ResponseChangeFact['type'], fields: { surveyId?: string; environmentId?: string } = {}) =>
   responseFact(type, { environmentId: ENV, surveyId: SURVEY, responseId: 'rsp_1', ...fields });
-const announced = (...facts: ResponseChangeFact[]): AnnouncedFact[] => facts.map((f) => ({ fact: f, trace }));
+const announced = (...facts: ResponseChangeFact[]): AnnouncedFact[] =>
+  facts.map((f) => ({ fact: f, trace, replayed: false }));
 
 const link = (id: string, surveyId = SURVEY) => ({ id, surveyId, integrationId: `int_${id}` });
 const webhook = (id: string, fields: Partial<FiredWebhook> = {}): FiredWebhook => ({
@@ -33,9 +35,10 @@ test('a finished response makes one delivery per link of its survey, with its sn
     announced(fact('response.created'), finished),
     targets({ links: [link('lnk_1'), link('lnk_2'), link('lnk_other', 'srv_other')] }),
   );
+  const made = { madeAt: new Date(finished.occurredAt), rank: 2, replayed: false };
   assert.deepEqual(links, [
-    { responseId: 'rsp_1', link: link('lnk_1'), response: finished.response, trace },
-    { responseId: 'rsp_1', link: link('lnk_2'), response: finished.response, trace },
+    { responseId: 'rsp_1', link: link('lnk_1'), response: finished.response, trace, ...made },
+    { responseId: 'rsp_1', link: link('lnk_2'), response: finished.response, trace, ...made },
   ]);
   assert.deepEqual(webhooks, []);
 });
@@ -65,6 +68,8 @@ test("each fact fires the webhook trigger of Formbricks' name, once per webhook 
   );
   assert.ok(webhooks.every((w) => w.trace === trace && w.responseId === 'rsp_1'));
   assert.equal(webhooks[2]!.response, facts[2]!.response);
+  const [created, updated, finished] = webhooks.map((w) => deliveryId(w, w.webhookId, w.eventId));
+  assert.ok(created! < updated! && updated! < finished!, 'ids in the order of the facts, of one time');
 });
 
 test('a webhook fires for its own environment and, when it names surveys, only for those', () => {
@@ -80,6 +85,26 @@ test('a webhook fires for its own environment and, when it names surveys, only f
   assert.deepEqual(
     webhooks.map((w) => w.webhookId),
     ['whk_survey_b'],
+  );
+});
+
+test('each delivery carries the time its command was made, and whether a replay made it again', () => {
+  const finished = fact('response.finished');
+  const { links, webhooks } = deliveriesOf(
+    [{ fact: finished, trace, replayed: true }],
+    targets({ links: [link('lnk_1')], webhooks: [webhook('whk_all')] }),
+  );
+  const madeAt = new Date(finished.occurredAt);
+  assert.deepEqual(
+    [...links, ...webhooks].map((d) => [d.madeAt, d.replayed]),
+    [
+      [madeAt, true],
+      [madeAt, true],
+    ],
+  );
+  assert.equal(
+    deliveriesOf(announced(finished), targets({ links: [link('lnk_1')] })).links[0]!.replayed,
+    false,
   );
 });
 

@@ -6,8 +6,12 @@
 // id taken, contact deleted) announces nothing and so is delivered nowhere; deleting a contact
 // later takes its deliveries with it (store/contacts.ts, deleteContact, which waits for this
 // transaction through the response rows and the contact's lock). The unique keys stay
-// ((response, link) and (webhook, fact)): a row is recorded once whatever else inserts it. The
-// deliverer (integrations/delivery) sends the rows.
+// ((response, link) and (webhook, fact)): a row is recorded once whatever else inserts it, and its id
+// is derived from them: made again, it has the same id. The deliverer (integrations/delivery) sends
+// the rows. A fact announced again by a replay of the log after a restore of the database may have
+// been delivered before the backup was restored: its rows are recorded as sends interrupted when the
+// command was made, so that the deliverer asks Slack and Notion whether they have them before it
+// sends (webhooks go again with the same `webhook-id`, which receivers deduplicate on).
 import type { ResponseChangeFact } from '../../events/response-events.ts';
 import type { TraceHeaders } from '../../observability/tracing.ts';
 import { deliveryTargets, fires, triggerOf, type DeliveryTargets } from '../../store/delivery-targets.ts';
@@ -19,6 +23,8 @@ import { insertWebhookDeliveries } from '../../store/webhooks.ts';
 export interface AnnouncedFact {
   fact: ResponseChangeFact;
   trace: TraceHeaders;
+  /** Its command was applied once already, before a restore of the database. */
+  replayed: boolean;
 }
 
 type LinkDelivery = Parameters<typeof insertDeliveries>[1][number];
@@ -48,11 +54,12 @@ export function deliveriesOf(
 ): { links: LinkDelivery[]; webhooks: WebhookDelivery[] } {
   const links: LinkDelivery[] = [];
   const webhooks: WebhookDelivery[] = [];
-  for (const { fact, trace } of announced) {
+  for (const { fact, trace, replayed } of announced) {
     const { responseId, surveyId, environmentId, response } = fact;
+    const made = { madeAt: new Date(fact.occurredAt), rank: RANK_OF_FACT[fact.type], replayed };
     if (isFinish(fact))
       for (const link of targets.links)
-        if (link.surveyId === surveyId) links.push({ responseId, link, response, trace });
+        if (link.surveyId === surveyId) links.push({ responseId, link, response, trace, ...made });
     const trigger = triggerOf(fact.type);
     for (const webhook of targets.webhooks)
       if (fires(webhook, { environmentId, surveyId, trigger }))
@@ -63,10 +70,17 @@ export function deliveriesOf(
           responseId,
           response,
           trace,
+          ...made,
         });
   }
   return { links, webhooks };
 }
 
 const isFinish = (fact: ResponseChangeFact) => fact.type === 'response.finished';
+/** A command that creates and finishes a response: its created webhook is taken before the others. */
+const RANK_OF_FACT: Readonly<Record<ResponseChangeFact['type'], number>> = {
+  'response.created': 0,
+  'response.updated': 1,
+  'response.finished': 2,
+};
 const unique = (values: readonly string[]) => [...new Set(values)];

@@ -164,6 +164,7 @@ describe('response processor', () => {
         value: Buffer.from(JSON.stringify(c)),
         headers: {},
         trace: {},
+        replayed: false,
       })),
       { heartbeat: async () => undefined, isActive: () => true },
     );

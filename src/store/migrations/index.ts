@@ -20,6 +20,11 @@ import { Migration20261129000000_pruning } from './Migration20261129000000_pruni
 import { Migration20261130000000_summary_counts } from './Migration20261130000000_summary_counts.ts';
 import { Migration20261201000000_summary_recounts } from './Migration20261201000000_summary_recounts.ts';
 import { Migration20261202000000_partial_response_indexes } from './Migration20261202000000_partial_response_indexes.ts';
+import { Migration20261206000000_contact_emails } from './Migration20261206000000_contact_emails.ts';
+import { Migration20261206010000_log_positions } from './Migration20261206010000_log_positions.ts';
+import { Migration20261206020000_store_incarnation } from './Migration20261206020000_store_incarnation.ts';
+import { Migration20261206030000_store_changes } from './Migration20261206030000_store_changes.ts';
+import { Migration20261206040000_log_replays } from './Migration20261206040000_log_replays.ts';
 
 export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261122000000_foundation', class: Migration20261122000000_foundation },
@@ -54,4 +59,9 @@ export const migrationsList: MigrationObject[] = [
     name: 'Migration20261202000000_partial_response_indexes',
     class: Migration20261202000000_partial_response_indexes,
   },
+  { name: 'Migration20261206000000_contact_emails', class: Migration20261206000000_contact_emails },
+  { name: 'Migration20261206010000_log_positions', class: Migration20261206010000_log_positions },
+  { name: 'Migration20261206020000_store_incarnation', class: Migration20261206020000_store_incarnation },
+  { name: 'Migration20261206030000_store_changes', class: Migration20261206030000_store_changes },
+  { name: 'Migration20261206040000_log_replays', class: Migration20261206040000_log_replays },
 ];
