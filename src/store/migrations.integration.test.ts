@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestWorld } from '../../test/helpers/env.ts';
-import { openStore } from './orm.ts';
+import { openMigrationStore, openStore } from './orm.ts';
 import { prepareStore } from './prepare.ts';
 import { createLogger } from '../logger.ts';
 import { createEnvironment } from './environments.ts';
@@ -40,7 +40,7 @@ test('preparing a store twice applies nothing the second time and creates the de
 
 test('quota counts made before quota membership was scoped to the survey are kept, each with its survey', async () => {
   const world = await createTestWorld('migrations_quotas');
-  const orm = await openStore(world.databaseUrl);
+  const orm = await openMigrationStore(world.databaseUrl);
   try {
     await orm.getMigrator().up({ to: 'Migration20261123020000_oauth_attempts' });
     const em = orm.em.fork();
@@ -83,7 +83,7 @@ test('quota counts made before quota membership was scoped to the survey are kep
 
 test('a delivery left sending before claim times were kept is searched for from its creation', async () => {
   const world = await createTestWorld('migrations_claimed_at');
-  const orm = await openStore(world.databaseUrl);
+  const orm = await openMigrationStore(world.databaseUrl);
   try {
     await orm.getMigrator().up({ to: 'Migration20261124000000_quota_members_per_survey' });
     const em = orm.em.fork();
@@ -140,7 +140,7 @@ test('a delivery left sending before claim times were kept is searched for from 
 
 test('existing app surveys get their private segment with the id the widget knows; the legacy hasFilters becomes an empty group', async () => {
   const world = await createTestWorld('migrations_segments');
-  const orm = await openStore(world.databaseUrl);
+  const orm = await openMigrationStore(world.databaseUrl);
   try {
     await orm.getMigrator().up({ to: 'Migration20261127010000_refused_responses' });
     const em = orm.em.fork();
@@ -190,7 +190,7 @@ test('existing app surveys get their private segment with the id the widget know
 
 test('responses and displays stored before summaries were kept are counted by the migration that keeps them', async () => {
   const world = await createTestWorld('migrations_summaries');
-  const orm = await openStore(world.databaseUrl);
+  const orm = await openMigrationStore(world.databaseUrl);
   try {
     await orm.getMigrator().up({ to: 'Migration20261129000000_pruning' });
     const em = orm.em.fork();
@@ -237,7 +237,7 @@ test('responses and displays stored before summaries were kept are counted by th
 
 test('responses stored before their indexes became partial keep each single-use id once per survey and are found by contact and display', async () => {
   const world = await createTestWorld('migrations_partial_indexes');
-  const orm = await openStore(world.databaseUrl);
+  const orm = await openMigrationStore(world.databaseUrl);
   try {
     await orm.getMigrator().up({ to: 'Migration20261201000000_summary_recounts' });
     const em = orm.em.fork();

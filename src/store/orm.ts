@@ -6,10 +6,8 @@ import {
   type Options,
   PostgreSqlDriver,
 } from '@mikro-orm/postgresql';
-import { Migrator } from '@mikro-orm/migrations';
 import type { Logger } from '../logger.ts';
 import { entities } from './entities.ts';
-import { migrationsList } from './migrations/index.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { startDbSpan, type DbSpan } from '../observability/tracing.ts';
 
@@ -25,7 +23,7 @@ export type { EntityManager, Knex } from '@mikro-orm/postgresql';
  * `timeouts: false` is for migrations only: building an index on a large table may take minutes,
  * which no request or batch ever should.
  */
-export function ormOptions(databaseUrl: string, logger?: Logger, { timeouts = true } = {}): Options {
+function ormOptions(databaseUrl: string, logger?: Logger, { timeouts = true } = {}): Options {
   const limits = timeouts
     ? {
         // Client side: no answer in time ends the query ("Query read timeout", transient).
@@ -38,13 +36,6 @@ export function ormOptions(databaseUrl: string, logger?: Logger, { timeouts = tr
     driver: PostgreSqlDriver,
     clientUrl: databaseUrl,
     entities,
-    extensions: [Migrator],
-    migrations: {
-      migrationsList,
-      tableName: 'mikro_orm_migrations',
-      transactional: true,
-      allOrNothing: true,
-    },
     // A PostgreSQL that hangs (stopped, partitioned away) must fail a request or a batch within
     // seconds, so that the edge answers 503 and the processors retry, instead of waiting with it.
     pool: { min: 0, max: 10, acquireTimeoutMillis: POOL_ACQUIRE_TIMEOUT_MS },
@@ -138,13 +129,30 @@ export async function openStore(databaseUrl: string, logger?: Logger): Promise<O
 }
 
 /**
- * Applies the checked-in migrations that have not run yet; returns their names. They run on a
- * connection of their own without the statement timeouts of `orm`.
+ * MikroORM with the migrator and the checked-in migrations, without the statement timeouts of
+ * `openStore` (building an index may take minutes). Loaded only where migrations run: umzug and its
+ * command-line helpers cost every other process about 0.2 CPU-s at its start.
  */
+export async function openMigrationStore(databaseUrl: string, logger?: Logger): Promise<Orm> {
+  const [{ Migrator }, { migrationsList }] = await Promise.all([
+    import('@mikro-orm/migrations'),
+    import('./migrations/index.ts'),
+  ]);
+  return MikroORM.init({
+    ...ormOptions(databaseUrl, logger, { timeouts: false }),
+    extensions: [Migrator],
+    migrations: {
+      migrationsList,
+      tableName: 'mikro_orm_migrations',
+      transactional: true,
+      allOrNothing: true,
+    },
+  });
+}
+
+/** Applies the checked-in migrations that have not run yet, on a connection of their own; returns their names. */
 export async function migrate(orm: Orm, logger?: Logger): Promise<string[]> {
-  const migrations = await MikroORM.init(
-    ormOptions(orm.config.get('clientUrl'), logger, { timeouts: false }),
-  );
+  const migrations = await openMigrationStore(orm.config.get('clientUrl'), logger);
   try {
     const applied = await migrations.getMigrator().up();
     return applied.map((m) => m.name);

@@ -250,12 +250,23 @@ describe(
 
     test('no alert is pending or firing while all is well, and every rule evaluates', async () => {
       // The processors measure the groups every 15 s, first while their consumers are joining: a group
-      // may have had no members for that long, and its alert (for: 5s here) fired, until then.
+      // may have had no members for that long, or members without partitions yet (a measure taken
+      // mid-rebalance), and its alert (for: 5s here) fired, until the next measure.
+      const settled = [
+        'max by (group) (chorus_kafka_consumer_group_members) >= 1',
+        'max by (group) (chorus_kafka_consumer_group_unassigned_partitions) == 0',
+      ];
       await waitFor(
-        async () =>
-          (await prometheus.query('max by (group) (chorus_kafka_consumer_group_members) >= 1')).length ===
-          GROUP_NAMES.length,
-        { what: 'every consumer group with members, in Prometheus', timeoutMs: 30_000, intervalMs: 500 },
+        async () => {
+          for (const expr of settled)
+            if ((await prometheus.query(expr)).length !== GROUP_NAMES.length) return false;
+          return true;
+        },
+        {
+          what: 'every consumer group with members and every partition owned, in Prometheus',
+          timeoutMs: 40_000,
+          intervalMs: 500,
+        },
       );
       await waitFor(async () => (await active()).length === 0, {
         what: 'no alert active once the groups have members',
