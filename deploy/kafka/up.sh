@@ -61,10 +61,13 @@ for n in $(seq 1 "$KAFKA_NODES"); do voters="$voters${voters:+,}$n@127.0.0.1:$(n
 # One JVM needs a larger heap than each of three sharing the machine.
 heap=${CHORUS_KAFKA_HEAP:-$([ "$KAFKA_NODES" -eq 1 ] && echo 1g || echo 384m)}
 
-# The nodes of one cluster share its id, made once.
+# The nodes of one cluster share its id, made once: 16 random bytes in unpadded base64url, as
+# `kafka-storage random-uuid` prints it (without a JVM started for it), never beginning with a dash.
 cluster_id_file=$KAFKA_HOME/cluster.id
 if [ ! -s "$cluster_id_file" ]; then
-  java -cp "$cp" kafka.tools.StorageTool random-uuid 2>/dev/null >"$cluster_id_file"
+  id=-
+  while [ "${id#-}" != "$id" ]; do id=$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '='); done
+  echo "$id" >"$cluster_id_file"
 fi
 cluster_id=$(cat "$cluster_id_file")
 

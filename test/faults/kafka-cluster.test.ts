@@ -46,8 +46,7 @@ const IN_SYNC_TIMEOUT_MS = 120_000;
 /**
  * Settings that make the test cluster's restarts quicker without changing what a client sees: a
  * node heartbeats its controller every 500 ms (2 s by default), so its controlled shutdown, which
- * advances with the heartbeats, takes about 2.5 s instead of 5. (With the JIT's first tier only,
- * each JVM also starts on less CPU: the three share two cores with Chorus and its load.)
+ * advances with the heartbeats, takes about 2.5 s instead of 5.
  */
 function quickNodes(dir: string): string {
   const file = path.join(dir, 'quick-nodes.properties');
@@ -70,7 +69,6 @@ describe('faults: a 3-node Kafka cluster restarted one broker at a time', () => 
       startPrivateBroker(run, {
         nodes: 3,
         extraConfig: quickNodes(run.dir),
-        javaOpts: '-XX:TieredStopAtLevel=1',
       }),
     ]);
     kafka = createKafka(

@@ -49,6 +49,12 @@ function listenable(port: number): Promise<boolean> {
   });
 }
 
+/**
+ * The JIT's first tier only: a test's broker starts on about 40% less CPU (2.8 CPU-s instead of 4.6
+ * here) and never carries the load that would need the second tier's code.
+ */
+const QUICK_START_JAVA_OPTS = '-XX:TieredStopAtLevel=1';
+
 export interface PrivateBrokerOptions {
   /** Where the broker keeps its files (default `.local/kafka-<name>-<port>`). */
   home?: string;
@@ -56,7 +62,7 @@ export interface PrivateBrokerOptions {
   nodes?: number;
   /** A file of broker settings added to each node's (deploy/kafka/up.sh: CHORUS_KAFKA_EXTRA_CONFIG). */
   extraConfig?: string;
-  /** More JVM options for each node (CHORUS_KAFKA_JAVA_OPTS). */
+  /** JVM options for each node (CHORUS_KAFKA_JAVA_OPTS; default: the JIT's first tier only). */
   javaOpts?: string;
   /** More arguments for the storage format (CHORUS_KAFKA_FORMAT_ARGS), such as SCRAM users. */
   formatArgs?: string;
@@ -82,7 +88,7 @@ export async function privateBroker(
         // The jars of the shared broker: fetched once, used by both.
         CHORUS_KAFKA_LIBS: path.join(root, '.local/kafka/libs'),
         ...(options.extraConfig ? { CHORUS_KAFKA_EXTRA_CONFIG: options.extraConfig } : {}),
-        ...(options.javaOpts ? { CHORUS_KAFKA_JAVA_OPTS: options.javaOpts } : {}),
+        CHORUS_KAFKA_JAVA_OPTS: options.javaOpts ?? QUICK_START_JAVA_OPTS,
         ...(options.formatArgs ? { CHORUS_KAFKA_FORMAT_ARGS: options.formatArgs } : {}),
         ...extra,
       },

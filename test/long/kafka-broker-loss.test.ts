@@ -63,7 +63,6 @@ describe('long faults: a broker of a 3-node Kafka cluster lost under load', () =
       startPrivateBroker(run, {
         nodes: 3,
         extraConfig: clusterSettings(run.dir),
-        javaOpts: '-XX:TieredStopAtLevel=1',
       }),
     ]);
     kafka = createKafka(
