@@ -75,7 +75,7 @@ test(
         node.path,
         'node',
         '--import',
-        'tsx',
+        'tsx/esm',
         '--test',
         '--test-reporter=tap',
         'test/e2e/http-edge-uws.test.ts',

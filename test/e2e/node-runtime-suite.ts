@@ -31,7 +31,7 @@ const START_MS = 45_000;
  */
 const UNIT_TEST_ARGS = [
   '--import',
-  'tsx',
+  'tsx/esm',
   'test/unit.ts',
   '--experimental-test-isolation=none',
   '--test-reporter=tap',

@@ -41,7 +41,7 @@ export function startClusterProducer(brokers: string, topic: string, kafkajs: Ka
     process.execPath,
     [
       '--import',
-      'tsx',
+      'tsx/esm',
       'test/helpers/cluster-producer.ts',
       brokers,
       topic,
@@ -136,7 +136,7 @@ async function readNumbers(kafka: Kafka, topic: string): Promise<Map<number, num
 export function startPacedProducer(brokers: string, topic: string): { stop(): Promise<number[]> } {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', 'test/helpers/paced-producer.ts', brokers, topic],
+    ['--import', 'tsx/esm', 'test/helpers/paced-producer.ts', brokers, topic],
     {
       cwd: root,
       stdio: ['pipe', 'pipe', 'inherit'],
