@@ -13,7 +13,15 @@ import { createLogger } from '../src/logger.ts';
 import { ensureLocalServices } from '../src/local-services.ts';
 import { prometheusMissing } from './helpers/prometheus.ts';
 import { ensureChromiumForCi } from './helpers/real-widget.ts';
-import { INTEGRATION_SUITE, root, RUNS_ALONE, testFiles, UNIT_SUITE } from './test-files.ts';
+import {
+  E2E_SUITE,
+  E2E_TOGETHER,
+  INTEGRATION_SUITE,
+  root,
+  RUNS_ALONE,
+  testFiles,
+  UNIT_SUITE,
+} from './test-files.ts';
 
 const config = loadConfig();
 const local = await ensureLocalServices(config, createLogger('warn', process.stderr));
@@ -28,11 +36,12 @@ const LONGEST = [
   'test/e2e/kafka-security.test.ts',
   'test/e2e/real-widget-browser.test.ts',
 ];
-// The tests of src/, one process per tier (test/suites/), run beside those of test/, without
-// node's forceExit: with it, Node 20 may end a process before the reports of its last tests were
-// written (the unit suite's last 5 tests and its end went missing once, and the run passed).
-// Their processes leave nothing running, so they end by themselves.
-const SUITES = [UNIT_SUITE, INTEGRATION_SUITE];
+// The tests of src/, one process per tier, and the end-to-end files that share a process
+// (test/suites/), the longest first, run beside the files of test/ without node's forceExit: with
+// it, Node 20 may end a process before the reports of its last tests were written (the unit
+// suite's last 5 tests and its end went missing once, and the run passed). The tests of src/ leave
+// nothing running; the end-to-end suite exits by itself once it is done.
+const SUITES = [E2E_SUITE, INTEGRATION_SUITE, UNIT_SUITE];
 // test/long/ (scenarios of minutes each) runs only when named: `npm run test:long`.
 const isLong = (file: string) => file.startsWith('test/long/');
 const files =
@@ -40,7 +49,7 @@ const files =
     ? named
     : [
         ...LONGEST,
-        ...testFiles('test').filter((f) => !LONGEST.includes(f) && !isLong(f)),
+        ...testFiles('test').filter((f) => !LONGEST.includes(f) && !isLong(f) && !E2E_TOGETHER.includes(f)),
         ...SUITES,
         ...RUNS_ALONE,
       ];

@@ -3,7 +3,7 @@
 // modules it imports). The files share nothing but the process: each imports what it tests and
 // makes its own database, topics and groups.
 import path from 'node:path';
-import { describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { root } from '../test-files.ts';
 
@@ -12,8 +12,15 @@ import { root } from '../test-files.ts';
  * registered before any runs: the runner of `npm test` ends a file once the tests it knows of are
  * done (forceExit).
  */
-export function together(name: string, files: readonly string[]): void {
+export function together(
+  name: string,
+  files: readonly string[],
+  { exitWhenDone = false }: { exitWhenDone?: boolean } = {},
+): void {
   describe(name, async () => {
+    // What a client library left behind (a reconnect timer) would keep the process up to the
+    // runner's timeout: once every test is done and reported, it exits.
+    if (exitWhenDone) after(() => void setTimeout(() => process.exit(), 5_000).unref());
     for (const file of files) {
       // A file that cannot load fails as a test of its own, and the others still run.
       await import(pathToFileURL(path.join(root, file)).href).catch((error: unknown) =>
