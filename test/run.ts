@@ -107,6 +107,7 @@ interface Run {
 async function* inPhases(phases: Run[][]): AsyncGenerator<TestEvent> {
   let numbered = 0;
   const totals = new Map<string, number>();
+  const started = performance.now();
   /** Top-level tests started and not ended yet, by file and name. */
   const open = new Map<string, TestEvent>();
   const key = (data: { file?: string; name: string }) => `${data.file ?? ''}\0${data.name}`;
@@ -162,6 +163,8 @@ async function* inPhases(phases: Run[][]): AsyncGenerator<TestEvent> {
     open.clear();
   }
   yield { type: 'test:plan', data: { nesting: 0, count: numbered } };
+  // The runs' own durations overlap within a phase: the whole run's is measured here.
+  totals.set('duration_ms', performance.now() - started);
   for (const [name, value] of totals)
     yield { type: 'test:diagnostic', data: { nesting: 0, message: `${name} ${value}` } };
 }
