@@ -9,12 +9,14 @@
 #
 # The root is made once with debootstrap's first stage (variant minbase, unpacked: libc, libstdc++
 # and libgcc, which are all that Node's and uWS's binaries link, plus dpkg and apt) and kept in
-# .local/debian13/root (or $DEBIAN13_ROOT); delete that folder to make it again. NODE_BINARY is
+# the user's cache, ~/.cache/chorus/debian13/root (or $DEBIAN13_ROOT), so that every checkout on
+# the machine uses the one made first, as npm's cache and Maven's repository are shared; delete that
+# folder to make it again. NODE_BINARY is
 # copied to /usr/local/bin/node in it. The command runs as root in the project folder, mounted at
 # the same path, with /proc and /dev: the network is the machine's, so Kafka, PostgreSQL and Redis
 # on 127.0.0.1 answer inside.
 # The mounts live in a mount namespace of their own (unshare), so they vanish with the command,
-# even when it is killed, and never outlive it under .local/.
+# even when it is killed, and never outlive it in the root.
 #
 # Needs root, debootstrap (`apt-get install debootstrap`), unshare and chroot (util-linux,
 # coreutils) and a Debian mirror: $DEBIAN_MIRROR, else the one apt uses here, else deb.debian.org.
@@ -31,7 +33,7 @@ shift
 # debootstrap, chroot and unshare live in sbin, which a non-login shell's PATH may lack.
 PATH=$PATH:/usr/sbin:/sbin
 project=$(cd "$(dirname "$0")/../.." && pwd)
-root=${DEBIAN13_ROOT:-$project/.local/debian13/root}
+root=${DEBIAN13_ROOT:-${XDG_CACHE_HOME:-$HOME/.cache}/chorus/debian13/root}
 suite=trixie
 
 [ "$(id -u)" = 0 ] || { echo "$0: needs root (debootstrap, mount, chroot)" >&2; exit 69; }

@@ -3,8 +3,9 @@
 // root (test/deploy/debian13-root.sh: debootstrap once, then chroot). Debian 13's glibc 2.41 is
 // what the uWS build for Node 22 and 24 needs (2.38+), so there the edge must serve through uWS,
 // never through the node:http fallback. Under CI it installs debootstrap (apt-get) if missing.
-// Skipped, saying why, without root, debootstrap or the npm registry's `node` package. The root is kept in .local/debian13/: the first run makes it
-// (a minute, about 30 MB from the Debian mirror), later runs start at once.
+// Skipped, saying why, without root, debootstrap or the npm registry's `node` package. The root is
+// kept in ~/.cache/chorus/debian13/, for every checkout: the first run makes it (a minute, about
+// 30 MB from the Debian mirror), later runs start at once.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
