@@ -52,16 +52,17 @@ if [ ! -f "$KAFKA_LIBS/.complete" ]; then
 fi
 cp="$KAFKA_LIBS/*"
 
-# Class data sharing: the classes a broker loads to start, archived once per Java build, so that
-# later JVMs map them instead of loading and verifying each (a broker's start took 2.4-2.8 CPU-s
-# here instead of 4.3-4.7, and a second less). The first start lists its classes; once it is ready,
-# a JVM in the background makes the archive from that list (8 CPU-s, once). A JVM whose archive
-# does not match runs without it.
+# Class data sharing: the classes a broker loads to start, archived once per Java build and set of
+# jars, so that later JVMs map them instead of loading and verifying each (a broker's start took
+# 2.4-2.8 CPU-s here instead of 4.3-4.7, and a second less). The first start lists its classes;
+# once it is ready, a JVM in the background makes the archive from that list (8 CPU-s, once). A JVM
+# whose archive does not match its classpath runs without it.
 cds_dir=$KAFKA_LIBS/cds
 mkdir -p "$cds_dir"
 java_bin=$(readlink -f "$(command -v java)")
-cds_archive=$cds_dir/kafka-$( (echo "$java_bin"; stat -c %Y "$java_bin") | cksum | cut -d' ' -f1).jsa
-cds_list=$cds_dir/classes.list
+cds_key=$( (echo "$java_bin"; stat -c %Y "$java_bin"; ls -l "$KAFKA_LIBS"/*.jar) | cksum | cut -d' ' -f1)
+cds_archive=$cds_dir/kafka-$cds_key.jsa
+cds_list=$cds_dir/classes-$cds_key.list
 cds_opts=()
 listing=""
 if [ -s "$cds_archive" ]; then
@@ -128,10 +129,10 @@ PROPS
   fi
   log_file=$(node_log_file "$n")
   echo "$(node_name "$n"): starting on 127.0.0.1:$(node_port "$n") (log: $log_file)"
-  # setsid: the broker outlives the shell that started it and is not hit by its Ctrl-C.
-  # shellcheck disable=SC2086 # CHORUS_KAFKA_JAVA_OPTS is a list of options
   class_opts=("${cds_opts[@]+"${cds_opts[@]}"}")
   [ "$n" = "${to_start[0]}" ] && [ -n "$listing" ] && class_opts=("-XX:DumpLoadedClassList=$listing")
+  # setsid: the broker outlives the shell that started it and is not hit by its Ctrl-C.
+  # shellcheck disable=SC2086 # CHORUS_KAFKA_JAVA_OPTS is a list of options
   setsid java "-Xms${CHORUS_KAFKA_HEAP_MIN:-128m}" "-Xmx$heap" -XX:+UseG1GC -Dslf4j.internal.verbosity=WARN \
     -Dorg.slf4j.simpleLogger.showDateTime=true "-Dorg.slf4j.simpleLogger.dateTimeFormat=yyyy-MM-dd HH:mm:ss.SSS" \
     ${class_opts[@]+"${class_opts[@]}"} ${CHORUS_KAFKA_JAVA_OPTS:-} -cp "$cp" kafka.Kafka "$home/server.properties" \
