@@ -10,11 +10,10 @@
 # The root is made once with debootstrap's first stage (variant minbase, unpacked: libc, libstdc++
 # and libgcc, which are all that Node's and uWS's binaries link, plus dpkg and apt) and kept in
 # the user's cache, ~/.cache/chorus/debian13/root (or $DEBIAN13_ROOT), so that every checkout on
-# the machine uses the one made first, as npm's cache and Maven's repository are shared; delete that
-# folder to make it again. NODE_BINARY is
-# copied to /usr/local/bin/node in it. The command runs as root in the project folder, mounted at
-# the same path, with /proc and /dev: the network is the machine's, so Kafka, PostgreSQL and Redis
-# on 127.0.0.1 answer inside.
+# the machine uses the one made first, as npm's cache and Maven's repository are shared; delete
+# that folder to make it again. NODE_BINARY is copied to /usr/local/bin/node in it. The command
+# runs as root in the project folder, mounted at the same path, with /proc and /dev: the network is
+# the machine's, so Kafka, PostgreSQL and Redis on 127.0.0.1 answer inside.
 # The mounts live in a mount namespace of their own (unshare), so they vanish with the command,
 # even when it is killed, and never outlive it in the root.
 #
