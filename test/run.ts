@@ -153,12 +153,12 @@ async function* inPhases(phases: Run[][]): AsyncGenerator<TestEvent> {
       }
       yield event;
     }
-    for (const started of open.values()) {
+    for (const unfinished of open.values()) {
       failed = true;
-      // Counted as passed by the runner (with its file).
-      totals.set('pass', (totals.get('pass') ?? 1) - 1);
+      // The runner counted it as passed (with its file).
+      totals.set('pass', (totals.get('pass') ?? 0) - 1);
       totals.set('fail', (totals.get('fail') ?? 0) + 1);
-      const data = started.data as { name: string; file?: string };
+      const data = unfinished.data as { name: string; file?: string };
       yield numberedEvent({
         type: 'test:fail',
         data: {

@@ -23,7 +23,7 @@ export const INTEGRATION_SUITE = 'test/suites/integration.ts';
 
 /**
  * End-to-end files that run together in one process (test/suites/e2e.ts): each starts Chorus in
- * its own process only through the test helpers (startTestChorus), changes nothing of the process
+ * the test's process, only through the test helpers (startTestChorus), changes nothing of the process
  * (its environment, its signal handlers, mocks), and spawns nothing. Each saves the 3 to 5 CPU-s
  * that a process of its own spends starting (node, tsx, Chorus' modules).
  */

@@ -9,8 +9,8 @@ import { root } from '../test-files.ts';
 
 /**
  * A suite named `name` of every test of `files`. They are loaded inside it, so that all are
- * registered before any runs: the runner of `npm test` ends a file once the tests it knows of are
- * done (forceExit).
+ * registered before any runs, and the suite ends only once every one of them has (`exitWhenDone`
+ * exits after that end).
  */
 export function together(
   name: string,
