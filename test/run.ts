@@ -5,6 +5,7 @@
 // them: each runs a load, several `chorus start` processes and the fault itself, and on two cores
 // anything beside it starves its load client (its 5 s request timeouts fired 9 to 14 s late),
 // which is the machine failing, not Chorus.
+import path from 'node:path';
 import { Readable } from 'node:stream';
 import { run } from 'node:test';
 import { spec, tap, type TestEvent } from 'node:test/reporters';
@@ -75,6 +76,8 @@ process.chdir(root);
  */
 const FILE_MS = 600_000;
 let failed = false;
+/** Each failed test's name and error, repeated after the totals: a log's tail names what failed. */
+const failures: string[] = [];
 const sideBySide = files.filter((f) => !isFaultScenario(f));
 const events = inPhases([
   [
@@ -101,6 +104,7 @@ await new Promise<void>((resolve, reject) => {
     .on('end', resolve)
     .pipe(process.stdout);
 });
+if (failures.length > 0) process.stdout.write(`# failed:\n${failures.join('\n')}\n`);
 await local.stop();
 process.exit(failed ? 1 : 0);
 
@@ -136,7 +140,11 @@ async function* inPhases(phases: Run[][]): AsyncGenerator<TestEvent> {
   for (const phase of phases) {
     const streams = phase.filter((r) => r.files.length > 0).map((r) => run(r) as AsyncIterable<TestEvent>);
     for await (const event of merged(streams)) {
-      if (event.type === 'test:fail' && !event.data.todo) failed = true;
+      if (event.type === 'test:fail' && !event.data.todo) {
+        failed = true;
+        const failure = described(event.data);
+        if (failure) failures.push(failure);
+      }
       if (event.data !== undefined && 'nesting' in event.data && event.data.nesting === 0) {
         if (event.type === 'test:start') open.set(key(event.data), event);
         if (event.type === 'test:pass' || event.type === 'test:fail') {
@@ -159,16 +167,11 @@ async function* inPhases(phases: Run[][]): AsyncGenerator<TestEvent> {
       totals.set('pass', (totals.get('pass') ?? 0) - 1);
       totals.set('fail', (totals.get('fail') ?? 0) + 1);
       const data = unfinished.data as { name: string; file?: string };
+      const error = new Error(`${data.file ?? data.name}: its process ended before this test did`);
+      failures.push(described({ ...data, details: { error } })!);
       yield numberedEvent({
         type: 'test:fail',
-        data: {
-          ...data,
-          nesting: 0,
-          details: {
-            duration_ms: 0,
-            error: new Error(`${data.file ?? data.name}: its process ended before this test did`),
-          },
-        },
+        data: { ...data, nesting: 0, details: { duration_ms: 0, error } },
       } as TestEvent);
     }
     open.clear();
@@ -178,6 +181,25 @@ async function* inPhases(phases: Run[][]): AsyncGenerator<TestEvent> {
   totals.set('duration_ms', performance.now() - started);
   for (const [name, value] of totals)
     yield { type: 'test:diagnostic', data: { nesting: 0, message: `${name} ${value}` } };
+}
+
+/**
+ * A failed test as a few comment lines: its file, name and error (its first 40 lines, without the
+ * runner's and libraries' stack frames). Undefined for a suite or file that failed only because
+ * tests in it did: those are listed themselves.
+ */
+function described(data: { name: string; file?: string; details: { error: unknown } }): string | undefined {
+  const error = data.details.error as (Error & { failureType?: string }) | undefined;
+  if (error?.failureType === 'subtestsFailed') return undefined;
+  const cause = error?.cause instanceof Error ? error.cause : error;
+  const text = cause?.stack ?? String(cause);
+  const lines = text
+    .split('\n')
+    .filter((line) => !/^\s+at .*(node:|node_modules|<anonymous>)/.test(line))
+    .slice(0, 40)
+    .map((line) => `#     ${line}`);
+  const file = data.file ? `${path.relative(root, data.file)}: ` : '';
+  return [`#   ${file}${data.name}`, ...lines].join('\n');
 }
 
 /** The events of several streams as they come. */

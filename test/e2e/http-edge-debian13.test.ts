@@ -15,9 +15,11 @@ import { nodeRuntime, runBounded } from '../helpers/node-runtime.ts';
 import { root } from '../test-files.ts';
 
 /**
- * Making the root took 24 to 57 s here, the suite in it 34 to 38 s. The runner allows 300 s a file,
- * and this test 290 s: installing debootstrap under CI, fetching Node (45 s at most) and this run.
+ * Making the root took 24 to 57 s here, the suite in it 34 to 38 s; in one CI run the two together
+ * passed 200 s. Each has its own bound, and the test's covers them all: installing debootstrap under
+ * CI, fetching Node (45 s at most), making the root and the run, within the runner's 600 s a file.
  */
+const ROOT_MS = 240_000;
 const RUN_MS = 200_000;
 const APT_MS = 40_000;
 
@@ -60,7 +62,7 @@ function installDebootstrap(): void {
 
 test(
   "the image's Node on Debian 13 serves the HTTP edge suite through uWebSockets.js",
-  { timeout: 290_000 },
+  { timeout: 560_000 },
   async (t) => {
     const { major, debian } = imageBase();
     assert.equal(debian, 'trixie', 'the image runs on Debian 13, as this test does');
@@ -69,9 +71,14 @@ test(
     const node = await nodeRuntime(major);
     if ('unavailable' in node) return t.skip(node.unavailable); // skipped only without the npm registry's `node` package, saying why
 
+    const script = path.join(root, 'test/deploy/debian13-root.sh');
+    // Made first (once for every checkout: ~/.cache/chorus/debian13), so that a slow mirror does not
+    // eat into the suite's time.
+    const made = await runBounded(script, [node.path, 'true'], ROOT_MS);
+    assert.equal(made.code, 0, `the Debian 13 root: exit ${made.code}:\n${made.output.slice(-3000)}`);
     const started = Date.now();
     const run = await runBounded(
-      path.join(root, 'test/deploy/debian13-root.sh'),
+      script,
       [
         node.path,
         'node',
@@ -84,7 +91,9 @@ test(
       RUN_MS,
     );
     t.diagnostic(`in the Debian 13 root: ${((Date.now() - started) / 1000).toFixed(1)} s`);
-    for (const line of run.output.split('\n').filter((l) => /made the Debian 13 root|served by/.test(l)))
+    for (const line of (made.output + run.output)
+      .split('\n')
+      .filter((l) => /made the Debian 13 root|served by/.test(l)))
       t.diagnostic(line.replace(/^\s*#\s*/, ''));
     assert.equal(run.code, 0, `exit ${run.code}:\n${run.output.slice(-6000)}`);
     assert.match(run.output, /^# pass [1-9]/m);
