@@ -25,6 +25,10 @@ import {
 } from './test-files.ts';
 
 const config = loadConfig();
+// A broker started for the run compiles with the JIT's first tier only, as the tests' private
+// brokers do (helpers/local-kafka.ts): over half of a fresh broker's CPU went to compiling (22 of
+// 41 CPU-s in its first five minutes), and the tests' traffic is light. A running broker is reused as it is.
+process.env.CHORUS_KAFKA_JAVA_OPTS ??= '-XX:TieredStopAtLevel=1';
 const local = await ensureLocalServices(config, createLogger('warn', process.stderr));
 const noBrowser = ensureChromiumForCi();
 if (noBrowser) console.error(noBrowser);

@@ -12,7 +12,7 @@ import { surveyShape } from '../summaries/survey-shape.ts';
 import { summarize } from '../summaries/summary.ts';
 
 test('the checked-in migrations create exactly the schema the entities describe', async () => {
-  const world = await createTestWorld('migrations');
+  const world = await createTestWorld('migrations', {}, { migrated: false });
   const orm = await openStore(world.databaseUrl);
   try {
     await prepareStore(orm, createLogger('fatal'), { demo: false });
@@ -25,7 +25,7 @@ test('the checked-in migrations create exactly the schema the entities describe'
 });
 
 test('preparing a store twice applies nothing the second time and creates the demo environment once', async () => {
-  const world = await createTestWorld('prepare');
+  const world = await createTestWorld('prepare', {}, { migrated: false });
   const orm = await openStore(world.databaseUrl);
   const logger = createLogger('fatal');
   try {
@@ -39,7 +39,7 @@ test('preparing a store twice applies nothing the second time and creates the de
 });
 
 test('quota counts made before quota membership was scoped to the survey are kept, each with its survey', async () => {
-  const world = await createTestWorld('migrations_quotas');
+  const world = await createTestWorld('migrations_quotas', {}, { migrated: false });
   const orm = await openMigrationStore(world.databaseUrl);
   try {
     await orm.getMigrator().up({ to: 'Migration20261123020000_oauth_attempts' });
@@ -82,7 +82,7 @@ test('quota counts made before quota membership was scoped to the survey are kep
 });
 
 test('a delivery left sending before claim times were kept is searched for from its creation', async () => {
-  const world = await createTestWorld('migrations_claimed_at');
+  const world = await createTestWorld('migrations_claimed_at', {}, { migrated: false });
   const orm = await openMigrationStore(world.databaseUrl);
   try {
     await orm.getMigrator().up({ to: 'Migration20261124000000_quota_members_per_survey' });
@@ -139,7 +139,7 @@ test('a delivery left sending before claim times were kept is searched for from 
 });
 
 test('existing app surveys get their private segment with the id the widget knows; the legacy hasFilters becomes an empty group', async () => {
-  const world = await createTestWorld('migrations_segments');
+  const world = await createTestWorld('migrations_segments', {}, { migrated: false });
   const orm = await openMigrationStore(world.databaseUrl);
   try {
     await orm.getMigrator().up({ to: 'Migration20261127010000_refused_responses' });
@@ -189,7 +189,7 @@ test('existing app surveys get their private segment with the id the widget know
 });
 
 test('responses and displays stored before summaries were kept are counted by the migration that keeps them', async () => {
-  const world = await createTestWorld('migrations_summaries');
+  const world = await createTestWorld('migrations_summaries', {}, { migrated: false });
   const orm = await openMigrationStore(world.databaseUrl);
   try {
     await orm.getMigrator().up({ to: 'Migration20261129000000_pruning' });
@@ -236,7 +236,7 @@ test('responses and displays stored before summaries were kept are counted by th
 });
 
 test('responses stored before their indexes became partial keep each single-use id once per survey and are found by contact and display', async () => {
-  const world = await createTestWorld('migrations_partial_indexes');
+  const world = await createTestWorld('migrations_partial_indexes', {}, { migrated: false });
   const orm = await openMigrationStore(world.databaseUrl);
   try {
     await orm.getMigrator().up({ to: 'Migration20261201000000_summary_recounts' });

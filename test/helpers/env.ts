@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { DEFAULT_DATABASE_URL } from '../../src/config.ts';
 import { dropDatabase, ensureDatabase, withDatabase } from '../../src/store/database.ts';
+import { copyOfMigratedTemplate } from './migrated-template.ts';
 import { createKafka, deleteTopicsWithPrefix } from '../../src/kafka/kafka.ts';
 import { createLogger } from '../../src/logger.ts';
 import { loadConfig } from '../../src/config.ts';
@@ -14,14 +15,22 @@ export interface TestWorld {
   cleanup(): Promise<void>;
 }
 
-export async function createTestWorld(name: string, overrides: NodeJS.ProcessEnv = {}): Promise<TestWorld> {
+/**
+ * `migrated: false` gives an empty database (the tests of the migrations themselves); by default
+ * the database starts with every migration applied (migrated-template.ts), as Chorus would leave it.
+ */
+export async function createTestWorld(
+  name: string,
+  overrides: NodeJS.ProcessEnv = {},
+  { migrated = true }: { migrated?: boolean } = {},
+): Promise<TestWorld> {
   const tag = `${name.replace(/[^a-z0-9]/gi, '_').toLowerCase()}_${randomBytes(4).toString('hex')}`;
   const topicPrefix = `test.${tag}.`;
   const databaseUrl = withDatabase(
     process.env.CHORUS_TEST_DATABASE_URL ?? DEFAULT_DATABASE_URL,
     `chorus_test_${tag}`,
   );
-  await ensureDatabase(databaseUrl);
+  if (!migrated || !(await copyOfMigratedTemplate(databaseUrl))) await ensureDatabase(databaseUrl);
   return {
     databaseUrl,
     env: {
