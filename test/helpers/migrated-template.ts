@@ -3,12 +3,13 @@
 // CPU-seconds, for each of the hundred-odd worlds of a run. The template is made once per server
 // and set of migrations, named by a digest of the migrations' sources, so a changed migration makes
 // a new one (and the templates of older sets are dropped); every checkout on the machine shares it.
+// A copy records its own database as the store's (store/incarnation.ts), as migrating it would
+// have: with the template's, Chorus would take it for a database restored from a backup.
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { databaseName, withDatabase } from '../../src/store/database.ts';
-import { migrate, openMigrationStore } from '../../src/store/orm.ts';
 import { root } from '../test-files.ts';
 
 const TEMPLATE_PREFIX = 'chorus_test_template_';
@@ -29,14 +30,25 @@ export async function copyOfMigratedTemplate(databaseUrl: string): Promise<boole
     templates.set(server, template);
   }
   const admin = new pg.Client({ connectionString: server });
+  const copy = new pg.Client({ connectionString: databaseUrl });
   try {
     const name = await template;
     await admin.connect();
     await admin.query(`create database ${quoted(databaseName(databaseUrl))} template ${quoted(name)}`);
+    await copy.connect();
+    await copy.query(
+      `update store_incarnation set database_oid = live.oid
+       from (select oid from pg_database where datname = current_database()) live`,
+    );
     return true;
   } catch {
+    // A copy made halfway is dropped (with the connection to it).
+    await admin
+      .query(`drop database if exists ${quoted(databaseName(databaseUrl))} with (force)`)
+      .catch(() => undefined);
     return false;
   } finally {
+    await copy.end().catch(() => undefined);
     await admin.end().catch(() => undefined);
   }
 }
@@ -54,6 +66,8 @@ async function migratedTemplate(server: string): Promise<string> {
     const partial = `${name}_partial`;
     await admin.query(`drop database if exists ${quoted(partial)} with (force)`);
     await admin.query(`create database ${quoted(partial)}`);
+    // Imported here: a test that loads MikroORM itself first (transient-contexts) must be the first.
+    const { migrate, openMigrationStore } = await import('../../src/store/orm.ts');
     const orm = await openMigrationStore(withDatabase(server, partial));
     try {
       await migrate(orm);
