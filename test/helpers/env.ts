@@ -3,10 +3,10 @@
 import { randomBytes } from 'node:crypto';
 import { DEFAULT_DATABASE_URL } from '../../src/config.ts';
 import { dropDatabase, ensureDatabase, withDatabase } from '../../src/store/database.ts';
-import { copyOfMigratedTemplate } from './migrated-template.ts';
 import { createKafka, deleteTopicsWithPrefix } from '../../src/kafka/kafka.ts';
 import { createLogger } from '../../src/logger.ts';
 import { loadConfig } from '../../src/config.ts';
+import { copyOfMigratedTemplate } from './migrated-template.ts';
 
 export interface TestWorld {
   env: NodeJS.ProcessEnv;
