@@ -12,6 +12,7 @@ import { spec, tap, type TestEvent } from 'node:test/reporters';
 import { loadConfig } from '../src/config.ts';
 import { createLogger } from '../src/logger.ts';
 import { ensureLocalServices } from '../src/local-services.ts';
+import { QUICK_START_JAVA_OPTS } from './helpers/local-kafka.ts';
 import { prometheusMissing } from './helpers/prometheus.ts';
 import { ensureChromiumForCi } from './helpers/real-widget.ts';
 import {
@@ -26,9 +27,9 @@ import {
 
 const config = loadConfig();
 // A broker started for the run compiles with the JIT's first tier only, as the tests' private
-// brokers do (helpers/local-kafka.ts): over half of a fresh broker's CPU went to compiling (22 of
-// 41 CPU-s in its first five minutes), and the tests' traffic is light. A running broker is reused as it is.
-process.env.CHORUS_KAFKA_JAVA_OPTS ??= '-XX:TieredStopAtLevel=1';
+// brokers do: over half of a fresh broker's CPU went to compiling (22 of 41 CPU-s in its first five
+// minutes), and the tests' traffic is light. A running broker is reused as it is.
+process.env.CHORUS_KAFKA_JAVA_OPTS ??= QUICK_START_JAVA_OPTS;
 const local = await ensureLocalServices(config, createLogger('warn', process.stderr));
 const noBrowser = ensureChromiumForCi();
 if (noBrowser) console.error(noBrowser);

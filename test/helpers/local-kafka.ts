@@ -53,7 +53,7 @@ function listenable(port: number): Promise<boolean> {
  * The JIT's first tier only: a test's broker starts on about 40% less CPU (2.8 CPU-s instead of 4.6
  * here) and never carries the load that would need the second tier's code.
  */
-const QUICK_START_JAVA_OPTS = '-XX:TieredStopAtLevel=1';
+export const QUICK_START_JAVA_OPTS = '-XX:TieredStopAtLevel=1';
 
 export interface PrivateBrokerOptions {
   /** Where the broker keeps its files (default `.local/kafka-<name>-<port>`). */

@@ -3,7 +3,7 @@
 // and for a client that hangs up mid-body the producer closed and pulled no more.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { request } from 'node:http';
+import { request, type ClientRequest, type IncomingMessage } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { listenWithNode } from './node-server.ts';
 import { listenWithUws } from './uws-server.ts';
@@ -38,6 +38,19 @@ function producer(total?: number): Producer {
       ),
   };
   return state;
+}
+
+/** A GET of the streamed body at `port`; `act` runs on its first chunk, and then this resolves. */
+function onFirstChunk(port: number, act: (req: ClientRequest, res: IncomingMessage) => void): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const req = request({ port, path: '/' }, (res) => {
+      res.once('data', () => {
+        act(req, res);
+        resolve();
+      });
+    });
+    req.on('error', reject).end(); // once resolved (a request destroyed by `act`), ignored
+  });
 }
 
 const uws = loadUws();
@@ -89,15 +102,7 @@ for (const [name, listen] of adapters) {
       const source = producer(); // endless
       const server = await serve(source.body);
       try {
-        await new Promise<void>((resolve, reject) => {
-          const req = request({ port: server.port, path: '/' }, (res) => {
-            res.once('data', () => {
-              res.pause();
-              resolve();
-            });
-          });
-          req.on('error', reject).end();
-        });
+        await onFirstChunk(server.port, (_req, res) => res.pause());
         // The kernel's buffers on loopback may take tens of MiB (tcp_rmem's maximum is 32 MiB on
         // some machines); a producer that ignored the reader would be pulled without end.
         let pulled = -1;
@@ -116,16 +121,7 @@ for (const [name, listen] of adapters) {
       const source = producer();
       const server = await serve(source.body);
       try {
-        await new Promise<void>((resolve, reject) => {
-          const req = request({ port: server.port, path: '/' }, (res) => {
-            res.once('data', () => {
-              req.destroy();
-              resolve();
-            });
-          }).on('error', () => undefined);
-          req.on('error', reject);
-          req.end();
-        });
+        await onFirstChunk(server.port, (req) => req.destroy());
         for (let i = 0; i < 100 && !source.closed; i++) await sleep(20);
         assert.ok(source.closed, 'the producer was closed');
         const pulled = source.pulled;
