@@ -180,9 +180,11 @@ export async function withoutDeletedContacts<T>(
 /** Contacts (of `ids`) deleted at or after `before`: events older than their deletion are void. */
 async function deletedContacts(em: EntityManager, ids: readonly string[]): Promise<Map<string, Date>> {
   if (ids.length === 0) return new Map();
-  const rows = await em.execute<{ contact_id: string; deleted_at: Date }[]>(
-    `select contact_id, deleted_at from contact_tombstones where contact_id in (${ids.map(() => '?').join(', ')})`,
-    [...ids],
+  // One array parameter, not one per id: a list of hundreds was parsed and planned anew each batch.
+  const rows = await query<{ contact_id: string; deleted_at: Date }>(
+    em,
+    'select contact_id, deleted_at from contact_tombstones where contact_id = any(?::varchar[])',
+    [[...new Set(ids)]],
   );
   return new Map(rows.map((r) => [r.contact_id, new Date(r.deleted_at)]));
 }
@@ -279,15 +281,24 @@ export interface StoredAttributes {
   clocks: Record<string, number>;
 }
 
+/**
+ * Each id looked up through the primary key: with the ids as a list, PostgreSQL scanned the whole
+ * table while `contacts` was small (up to tens of thousands of rows: 1.9 ms of its CPU a batch at
+ * 5,000 contacts, where the lookups cost a fifth of that). The `limit` keeps the lookup a lookup:
+ * without it the planner merges it into a join, and scans the table again.
+ */
+export const CONTACT_ATTRIBUTES = `select c.id, c.attributes, c.attribute_clocks from unnest(?::varchar[]) as k(id),
+  lateral (select id, attributes, attribute_clocks from contacts where contacts.id = k.id limit 1) as c`;
+
 export async function contactAttributes(
   tx: EntityManager,
   ids: readonly string[],
 ): Promise<Map<string, StoredAttributes>> {
   if (ids.length === 0) return new Map();
-  const rows = await tx.execute<
-    { id: string; attributes: Record<string, string>; attribute_clocks: Record<string, number> }[]
-  >(`select id, attributes, attribute_clocks from contacts where id in (${ids.map(() => '?').join(', ')})`, [
-    ...ids,
-  ]);
+  const rows = await query<{
+    id: string;
+    attributes: Record<string, string>;
+    attribute_clocks: Record<string, number>;
+  }>(tx, CONTACT_ATTRIBUTES, [[...new Set(ids)]]);
   return new Map(rows.map((r) => [r.id, { attributes: r.attributes, clocks: r.attribute_clocks }]));
 }

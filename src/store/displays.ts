@@ -21,6 +21,20 @@ export async function findDisplayStatus(em: EntityManager, id: string): Promise<
 }
 
 /**
+ * A display's response is looked up by the display id alone, the survey checked in a filter. With
+ * the survey in the condition and `order by id limit 1`, PostgreSQL walked the survey's responses in
+ * id order on a table not analyzed yet (a new installation's first minutes, every bench run): all
+ * of them for a display without a response, 3.5 ms a display at 20,000 responses.
+ */
+export const INSERT_DISPLAYS = `insert into displays (id, environment_id, survey_id, contact_id, response_id, created_at, updated_at)
+   select d.id, d.environment_id, d.survey_id, d.contact_id,
+          (select min(r.id) filter (where r.survey_id = d.survey_id) from responses r where r.display_id = d.id),
+          d.created_at, d.created_at
+   from jsonb_to_recordset(?::jsonb) as d (id varchar, environment_id varchar, survey_id varchar, contact_id varchar, created_at timestamptz)
+   on conflict do nothing
+   returning survey_id, created_at`;
+
+/**
  * Stores new displays (a redelivered one is left as it is) and returns those it stored. A display
  * whose response was stored first (the two travel on different topics) is linked to it on arrival.
  */
@@ -39,27 +53,17 @@ export async function insertDisplays(
     tx,
     displays.map((d) => d.displayId),
   );
-  const inserted = await query<{ survey_id: string; created_at: Date | string }>(
-    tx,
-    `insert into displays (id, environment_id, survey_id, contact_id, response_id, created_at, updated_at)
-     select d.id, d.environment_id, d.survey_id, d.contact_id,
-            (select r.id from responses r where r.display_id = d.id and r.survey_id = d.survey_id order by r.id limit 1),
-            d.created_at, d.created_at
-     from jsonb_to_recordset(?::jsonb) as d (id varchar, environment_id varchar, survey_id varchar, contact_id varchar, created_at timestamptz)
-     on conflict do nothing
-     returning survey_id, created_at`,
-    [
-      JSON.stringify(
-        displays.map((d) => ({
-          id: d.displayId,
-          environment_id: d.environmentId,
-          survey_id: d.surveyId,
-          contact_id: d.contactId ?? null,
-          created_at: d.occurredAt,
-        })),
-      ),
-    ],
-  );
+  const inserted = await query<{ survey_id: string; created_at: Date | string }>(tx, INSERT_DISPLAYS, [
+    JSON.stringify(
+      displays.map((d) => ({
+        id: d.displayId,
+        environment_id: d.environmentId,
+        survey_id: d.surveyId,
+        contact_id: d.contactId ?? null,
+        created_at: d.occurredAt,
+      })),
+    ),
+  ]);
   return inserted.map((row) => ({
     surveyId: row.survey_id,
     createdAt: new Date(row.created_at).toISOString(),

@@ -1,9 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestWorld } from '../../test/helpers/env.ts';
-import { contactReader } from './contacts.ts';
+import { CONTACT_ATTRIBUTES, contactAttributes, contactReader } from './contacts.ts';
+import { INSERT_DISPLAYS, insertDisplays } from './displays.ts';
 import { createEnvironment } from './environments.ts';
-import { migrate, openStore, query, withCustomPlans } from './orm.ts';
+import { migrate, openStore, query, withCustomPlans, type EntityManager } from './orm.ts';
+import { createSurvey } from './surveys.ts';
 
 test('a lookup first run on an empty table still uses its index once the table has grown', async () => {
   const world = await createTestWorld('plans');
@@ -44,6 +46,81 @@ test('a lookup first run on an empty table still uses its index once the table h
     await world.cleanup();
   }
 });
+
+test('on tables never analyzed, a display finds its response and a batch its contacts through their indexes', async () => {
+  const world = await createTestWorld('plans-young');
+  const orm = await openStore(world.databaseUrl);
+  try {
+    await migrate(orm);
+    const { environmentId } = await createEnvironment(orm.em.fork(), { plan: 'free', name: 'plans' });
+    const surveyId = (await createSurvey(orm.em.fork(), { environmentId, status: 'inProgress' })).id;
+    await orm.em.fork().transactional(async (tx) => {
+      // As in a new installation's first minutes: grown fast, never analyzed (with answers of some
+      // length: the planner's guess of the row count follows the table's size).
+      for (const table of ['responses', 'contacts', 'displays'])
+        await query(tx, `alter table ${table} set (autovacuum_enabled = off)`, []);
+      await query(
+        tx,
+        `insert into responses (id, environment_id, survey_id, finished, data, ttc, variables, meta, display_id, created_at, updated_at)
+         select 'rsp_' || n, ?, ?, true, jsonb_build_object('q1', repeat('x', 300)), '{}', '{}', '{}', 'dsp_' || n, now(), now()
+         from generate_series(1, 20000) as n`,
+        [environmentId, surveyId],
+      );
+      await query(
+        tx,
+        `insert into contacts (id, environment_id, user_id, attributes, attribute_clocks, created_at, updated_at)
+         select 'ctc_' || n, ?, 'u' || n, jsonb_build_object('n', n::text), '{}', now(), now() from generate_series(1, 5000) as n`,
+        [environmentId],
+      );
+    });
+    const em = orm.em.fork();
+    const display = (id: string) => ({
+      id,
+      environment_id: environmentId,
+      survey_id: surveyId,
+      contact_id: null,
+      created_at: new Date().toISOString(),
+    });
+    const displayPlan = await planOf(em, INSERT_DISPLAYS, [
+      JSON.stringify([display('dsp_new'), display('dsp_7')]),
+    ]);
+    assert.match(displayPlan, /Index Scan (using|on) responses_display_id_index/);
+    assert.doesNotMatch(displayPlan, /responses_survey_id_id_index|Seq Scan on responses/);
+    const ids = Array.from({ length: 200 }, (_, i) => `ctc_${i * 20 + 1}`);
+    const contactsPlan = await planOf(em, CONTACT_ATTRIBUTES, [ids]);
+    assert.match(contactsPlan, /Index Scan (using|on) contacts_pkey/);
+    assert.doesNotMatch(contactsPlan, /Seq Scan on contacts/);
+
+    // And what the statements do: a display is linked to the response stored before it, once.
+    await orm.em.fork().transactional(async (tx) => {
+      const stored = await insertDisplays(tx, [
+        { displayId: 'dsp_7', environmentId, surveyId, occurredAt: new Date().toISOString() },
+        { displayId: 'dsp_new', environmentId, surveyId, occurredAt: new Date().toISOString() },
+      ]);
+      assert.equal(stored.length, 2);
+      const links = await query<{ id: string; response_id: string | null }>(
+        tx,
+        'select id, response_id from displays order by id',
+        [],
+      );
+      assert.deepEqual(links, [
+        { id: 'dsp_7', response_id: 'rsp_7' },
+        { id: 'dsp_new', response_id: null },
+      ]);
+      const attributes = await contactAttributes(tx, ['ctc_12', 'ctc_12', 'ctc_missing']);
+      assert.deepEqual([...attributes.keys()], ['ctc_12']);
+      assert.deepEqual(attributes.get('ctc_12')?.attributes, { n: '12' });
+    });
+  } finally {
+    await orm.close();
+    await world.cleanup();
+  }
+});
+
+async function planOf(em: EntityManager, sql: string, values: unknown[]): Promise<string> {
+  const rows = await query<{ 'QUERY PLAN': string }>(em, `explain ${sql}`, values);
+  return rows.map((row) => row['QUERY PLAN']).join('\n');
+}
 
 test("a database URL's own server options are kept beside the custom plans", () => {
   assert.deepEqual(withCustomPlans('postgres://u@db.example.com:5432/chorus?sslmode=require'), {
