@@ -32,17 +32,23 @@ export async function linkContacts(
   const kept = new Set(linked);
   const voided = new Set(withContact.filter((c) => !kept.has(c)).map((c) => c.state.id));
   if (linked.length === 0) return voided;
-  await ensureContacts(
-    tx,
-    linked.map(({ command: c }) => ({
-      contactId: c.contactId!,
-      environmentId: c.environmentId,
-      userId: c.userId!,
-      occurredAt: c.occurredAt,
-    })),
-  );
+  // Read first: nearly every contact is stored already (its identify came first), and those need
+  // no insert. The others are created, then read.
   const ids = [...new Set(linked.map((c) => c.command.contactId!))];
-  const stored = await contactAttributes(tx, ids);
+  let stored = await contactAttributes(tx, ids);
+  const missing = linked.filter((c) => !stored.has(c.command.contactId!));
+  if (missing.length > 0) {
+    await ensureContacts(
+      tx,
+      missing.map(({ command: c }) => ({
+        contactId: c.contactId!,
+        environmentId: c.environmentId,
+        userId: c.userId!,
+        occurredAt: c.occurredAt,
+      })),
+    );
+    stored = await contactAttributes(tx, ids);
+  }
   for (const { state, command } of linked)
     state.contactAttributes = snapshotAt(stored.get(state.contactId!), command) ?? null;
   return voided;
