@@ -91,7 +91,8 @@ test('on tables never analyzed, a display finds its response and a batch its con
     assert.match(contactsPlan, /Index Scan (using|on) contacts_pkey/);
     assert.doesNotMatch(contactsPlan, /Seq Scan on contacts/);
 
-    // And what the statements do: a display is linked to the response stored before it, once.
+    // And what the statements do: a display is linked to the response stored before it, and only
+    // stored contacts are read, each once.
     await orm.em.fork().transactional(async (tx) => {
       const stored = await insertDisplays(tx, [
         { displayId: 'dsp_7', environmentId, surveyId, occurredAt: new Date().toISOString() },
