@@ -4,7 +4,7 @@ import { Contact } from './entities.ts';
 import { lockContacts } from './locks.ts';
 import { lockSegments } from './segment-members.ts';
 import { batchedReads } from './batched-reads.ts';
-import { query } from './orm.ts';
+import { query, rowsByIds } from './orm.ts';
 import { lockResponses, removeResponses } from './response-rows.ts';
 import { countDisplays, countResponseChanges } from './summary-counts.ts';
 import { findBatchSurveys } from './surveys.ts';
@@ -206,18 +206,29 @@ function voidedByDeletion(
  * insert that finds its conflict costs PostgreSQL twice a lookup (6 against 3 µs a contact, batches
  * of 150 among 5,000 contacts).
  */
-export async function ensureContacts(
-  tx: EntityManager,
-  contacts: readonly { contactId: string; environmentId: string; userId: string; occurredAt: string }[],
-): Promise<void> {
+export async function ensureContacts(tx: EntityManager, contacts: readonly NewContact[]): Promise<void> {
   if (contacts.length === 0) return;
-  const stored = new Set(
-    (
-      await query<{ id: string }>(tx, STORED_CONTACT_IDS, [[...new Set(contacts.map((c) => c.contactId))]])
-    ).map((row) => row.id),
+  const ids = [...new Set(contacts.map((c) => c.contactId))];
+  const stored = new Set((await query<{ id: string }>(tx, STORED_CONTACTS, [ids])).map((row) => row.id));
+  await createContacts(
+    tx,
+    contacts.filter((c) => !stored.has(c.contactId)),
   );
-  const missing = contacts.filter((c) => !stored.has(c.contactId));
-  if (missing.length === 0) return;
+}
+
+const STORED_CONTACTS = rowsByIds('contacts', 'id');
+
+/** A contact as a display or response names it: created with its userId as its only attribute. */
+export interface NewContact {
+  contactId: string;
+  environmentId: string;
+  userId: string;
+  occurredAt: string;
+}
+
+/** Inserts `contacts`, leaving those that exist as they are (see ensureContacts). */
+export async function createContacts(tx: EntityManager, contacts: readonly NewContact[]): Promise<void> {
+  if (contacts.length === 0) return;
   await query(
     tx,
     `insert into contacts (id, environment_id, user_id, attributes, created_at, updated_at)
@@ -226,7 +237,7 @@ export async function ensureContacts(
      on conflict do nothing`,
     [
       JSON.stringify(
-        missing.map((c) => ({
+        contacts.map((c) => ({
           id: c.contactId,
           environment_id: c.environmentId,
           user_id: c.userId,
@@ -236,10 +247,6 @@ export async function ensureContacts(
     ],
   );
 }
-
-/** The ids, of those given, of stored contacts: each looked up as CONTACT_ATTRIBUTES does. */
-const STORED_CONTACT_IDS = `select c.id from unnest(?::varchar[]) as k(id),
-  lateral (select id from contacts where contacts.id = k.id limit 1) as c`;
 
 /**
  * Creates or updates contacts. Each attribute keeps the later, by the edge clock of the identify
@@ -294,14 +301,8 @@ export interface StoredAttributes {
   clocks: Record<string, number>;
 }
 
-/**
- * Each id looked up through the primary key: with the ids as a list, PostgreSQL scanned the whole
- * table while `contacts` was small (up to tens of thousands of rows: 1.9 ms of its CPU a batch at
- * 5,000 contacts, where the lookups cost a fifth of that). The `limit` keeps the lookup a lookup:
- * without it the planner merges it into a join, and scans the table again.
- */
-export const CONTACT_ATTRIBUTES = `select c.id, c.attributes, c.attribute_clocks from unnest(?::varchar[]) as k(id),
-  lateral (select id, attributes, attribute_clocks from contacts where contacts.id = k.id limit 1) as c`;
+/** The stored contacts among ids, with their attributes and clocks (see rowsByIds). */
+export const CONTACT_ATTRIBUTES = rowsByIds('contacts', 'id, attributes, attribute_clocks');
 
 export async function contactAttributes(
   tx: EntityManager,

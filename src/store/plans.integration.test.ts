@@ -4,15 +4,30 @@ import { createTestWorld } from '../../test/helpers/env.ts';
 import { CONTACT_ATTRIBUTES, contactAttributes, contactReader } from './contacts.ts';
 import { INSERT_DISPLAYS, insertDisplays } from './displays.ts';
 import { createEnvironment } from './environments.ts';
-import { migrate, openStore, query, withCustomPlans, type EntityManager } from './orm.ts';
+import { migrate, openStore, query, withCustomPlans, type EntityManager, type Orm } from './orm.ts';
 import { createSurvey } from './surveys.ts';
 
-test('a lookup first run on an empty table still uses its index once the table has grown', async () => {
-  const world = await createTestWorld('plans');
+/** A migrated store of its own with one environment, for `body`. */
+async function withEnvironment(name: string, body: (orm: Orm, environmentId: string) => Promise<void>) {
+  const world = await createTestWorld(name);
   const orm = await openStore(world.databaseUrl);
   try {
     await migrate(orm);
-    const { environmentId } = await createEnvironment(orm.em.fork(), { plan: 'free', name: 'plans' });
+    const { environmentId } = await createEnvironment(orm.em.fork(), { plan: 'free', name });
+    await body(orm, environmentId);
+  } finally {
+    await orm.close();
+    await world.cleanup();
+  }
+}
+
+async function planOf(em: EntityManager, sql: string, values: unknown[]): Promise<string> {
+  const rows = await query<{ 'QUERY PLAN': string }>(em, `explain ${sql}`, values);
+  return rows.map((row) => row['QUERY PLAN']).join('\n');
+}
+
+test('a lookup first run on an empty table still uses its index once the table has grown', async () => {
+  await withEnvironment('plans', async (orm, environmentId) => {
     const em = orm.em.fork();
     // One connection throughout: its prepared statements are what the edge's lookups reuse.
     await em.transactional(async (tx) => {
@@ -24,12 +39,7 @@ test('a lookup first run on an empty table still uses its index once the table h
          select 'ctc_' || n, ?, 'u' || n, '{}', '{}', now(), now() from generate_series(1, 20000) as n`,
         [environmentId],
       );
-      const plan = await query<{ 'QUERY PLAN': string }>(
-        tx,
-        `explain select id from contacts where id = any(?)`,
-        [['ctc_1']],
-      );
-      assert.match(plan.map((row) => row['QUERY PLAN']).join('\n'), /Index/);
+      assert.match(await planOf(tx, 'select id from contacts where id = any(?)', [['ctc_1']]), /Index/);
       const [prepared] = await query<{ generic_plans: string; custom_plans: string }>(
         tx,
         'select generic_plans, custom_plans from pg_prepared_statements where statement = ?',
@@ -41,18 +51,11 @@ test('a lookup first run on an empty table still uses its index once the table h
     // And the edge's reader finds what is there.
     const read = contactReader(orm.em.fork());
     assert.equal((await read('ctc_42'))?.userId, 'u42');
-  } finally {
-    await orm.close();
-    await world.cleanup();
-  }
+  });
 });
 
 test('on tables never analyzed, a display finds its response and a batch its contacts through their indexes', async () => {
-  const world = await createTestWorld('plans-young');
-  const orm = await openStore(world.databaseUrl);
-  try {
-    await migrate(orm);
-    const { environmentId } = await createEnvironment(orm.em.fork(), { plan: 'free', name: 'plans' });
+  await withEnvironment('plans-young', async (orm, environmentId) => {
     const surveyId = (await createSurvey(orm.em.fork(), { environmentId, status: 'inProgress' })).id;
     await orm.em.fork().transactional(async (tx) => {
       // As in a new installation's first minutes: grown fast, never analyzed (with answers of some
@@ -112,16 +115,8 @@ test('on tables never analyzed, a display finds its response and a batch its con
       assert.deepEqual([...attributes.keys()], ['ctc_12']);
       assert.deepEqual(attributes.get('ctc_12')?.attributes, { n: '12' });
     });
-  } finally {
-    await orm.close();
-    await world.cleanup();
-  }
+  });
 });
-
-async function planOf(em: EntityManager, sql: string, values: unknown[]): Promise<string> {
-  const rows = await query<{ 'QUERY PLAN': string }>(em, `explain ${sql}`, values);
-  return rows.map((row) => row['QUERY PLAN']).join('\n');
-}
 
 test("a database URL's own server options are kept beside the custom plans", () => {
   assert.deepEqual(withCustomPlans('postgres://u@db.example.com:5432/chorus?sslmode=require'), {

@@ -9,7 +9,7 @@ import type { ResponseState } from '../../responses/state.ts';
 import { clockOf } from '../../events/clock.ts';
 import {
   contactAttributes,
-  ensureContacts,
+  createContacts,
   withoutDeletedContacts,
   type StoredAttributes,
 } from '../../store/contacts.ts';
@@ -38,7 +38,7 @@ export async function linkContacts(
   let stored = await contactAttributes(tx, ids);
   const missing = linked.filter((c) => !stored.has(c.command.contactId!));
   if (missing.length > 0) {
-    await ensureContacts(
+    await createContacts(
       tx,
       missing.map(({ command: c }) => ({
         contactId: c.contactId!,
