@@ -232,6 +232,7 @@ export function sessionTable(rounds: SessionRound[], connections: number, durati
     ['baseline', median.baseline],
     ['Chorus', median.chorus],
     ['edge alone', median.edgeAlone],
+    ['log-first floor', median.floor],
   ];
   const every = (pick: (r: SessionRatios) => number) =>
     rounds.map((r) => number(pick(sessionRatios(r)), 2)).join(', ');
@@ -252,6 +253,8 @@ export function sessionTable(rounds: SessionRound[], connections: number, durati
     `Chorus / baseline, CPU per stored session:  ${number(ratios.costToBaseline, 2)} (target ≤ 0.7); every round: ${every((r) => r.costToBaseline)}`,
     `Edge alone (acknowledged, no processor, nothing stored) / baseline, CPU per session: ` +
       `${number(ratios.edgeAloneToBaseline, 2)}; every round: ${every((r) => r.edgeAloneToBaseline)}`,
+    `Log-first floor (Kafka in, out and facts, one statement a batch) / baseline, CPU per stored session: ` +
+      `${number(ratios.floorToBaseline, 2)}; every round: ${every((r) => r.floorToBaseline)}`,
     '',
   ];
 }

@@ -117,7 +117,7 @@ if (sink)
   });
 try {
   if (settings.BENCH_ONLY === 'sessions') {
-    const rounds = await measureSessionRounds(bench, sessionSettings());
+    const rounds = await measureSessionRounds(bench, sessionSettings(), logger);
     console.log(sessionTable(rounds, settings.BENCH_COST_CONNECTIONS, settings.BENCH_DURATION_S).join('\n'));
   } else if (settings.BENCH_ONLY === 'identify') {
     console.log(identifyStatesTable(await measureIdentifyStates(bench, identifyStatesSettings())).join('\n'));
@@ -203,7 +203,7 @@ async function benchmark(bench: ResponseBenchWorld, load: Load): Promise<void> {
   await baseline.close();
   const rounds = await measureCostRounds(bench, load);
   const cost = rounds && medianRound(rounds);
-  const sessionRounds = await measureSessionRounds(bench, sessionSettings());
+  const sessionRounds = await measureSessionRounds(bench, sessionSettings(), logger);
 
   // The whole service first: the edge alone leaves its events unconsumed in the topics.
   const all = await measureChorus('all', bench, load, { fixedRate: false });

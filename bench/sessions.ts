@@ -8,7 +8,9 @@ import { freePort } from '../test/helpers/local-kafka.ts';
 import { measureCost, waitForRows, type CostLoad, type CostResult } from './cost.ts';
 import { rolesOf, startChorusProcess } from './processes.ts';
 import { startBaselineSessionServer } from './baseline-session-server.ts';
+import { startSessionFloor } from './session-floor.ts';
 import { runSessionLoad, type SessionLoadOptions, type SessionLoadResult } from './session-load.ts';
+import type { Logger } from '../src/logger.ts';
 import type { ResponseBenchWorld } from './world.ts';
 
 export interface SessionSettings {
@@ -29,6 +31,12 @@ export interface SessionRound {
    * processors can remove.
    */
   edgeAlone: CostResult<SessionLoadResult>;
+  /**
+   * The log-first floor of a session (session-floor.ts): CPU per stored session of a bare endpoint
+   * and consumer doing only the Kafka writes, reads and facts and one statement per batch. What
+   * Chorus' own work costs is its distance from this.
+   */
+  floor: CostResult<SessionLoadResult>;
 }
 
 export interface SessionRatios {
@@ -38,19 +46,23 @@ export interface SessionRatios {
   costToBaseline: number;
   /** The edge alone's CPU per acknowledged session / the baseline's per stored one. */
   edgeAloneToBaseline: number;
+  /** The log-first floor's CPU per stored session / the baseline's. */
+  floorToBaseline: number;
 }
 
-export function sessionRatios({ baseline, chorus, edgeAlone }: SessionRound): SessionRatios {
+export function sessionRatios({ baseline, chorus, edgeAlone, floor }: SessionRound): SessionRatios {
   return {
     sessionsToBaseline: chorus.load.sessionsPerSecond / baseline.load.sessionsPerSecond,
     costToBaseline: chorus.cpuMicrosPerRow / baseline.cpuMicrosPerRow,
     edgeAloneToBaseline: edgeAlone.cpuMicrosPerRow / baseline.cpuMicrosPerRow,
+    floorToBaseline: floor.cpuMicrosPerRow / baseline.cpuMicrosPerRow,
   };
 }
 
 export async function measureSessionRounds(
   bench: ResponseBenchWorld,
   settings: SessionSettings,
+  logger: Logger,
 ): Promise<SessionRound[]> {
   const rounds: SessionRound[] = [];
   for (let round = 0; round < settings.rounds; round++) {
@@ -64,6 +76,7 @@ export async function measureSessionRounds(
       const results: Partial<SessionRound> = {};
       for (const target of order) results[target] = await measure[target]();
       results.edgeAlone = await edgeAloneSessions(world, settings);
+      results.floor = await floorSessions(world, settings, logger);
       rounds.push(results as SessionRound);
     } finally {
       await world.stop();
@@ -112,12 +125,21 @@ async function withChorus<R>(
   }
 }
 
+/** The survey as the baseline and the floor serve it in the environment state. */
+const surveyOf = (world: ResponseBenchWorld) => ({
+  id: world.surveyId,
+  body: { id: world.surveyId, type: 'app', status: 'inProgress' },
+});
+
 async function baselineSessions(
   world: ResponseBenchWorld,
   settings: SessionSettings,
 ): Promise<CostResult<SessionLoadResult>> {
-  const survey = { id: world.surveyId, body: { id: world.surveyId, type: 'app', status: 'inProgress' } };
-  const baseline = await startBaselineSessionServer(world.world.databaseUrl, world.environmentId, survey);
+  const baseline = await startBaselineSessionServer(
+    world.world.databaseUrl,
+    world.environmentId,
+    surveyOf(world),
+  );
   try {
     const load = sessionsAt(baseline.port, world, settings);
     await load(settings.warmUpS)();
@@ -174,4 +196,27 @@ function chorusSessions(
       drainTimeoutMs: deadlineMs,
     }))!;
   });
+}
+
+/** Sessions through the log-first floor, in this process; its warm-up stored before the measured load. */
+async function floorSessions(
+  world: ResponseBenchWorld,
+  settings: SessionSettings,
+  logger: Logger,
+): Promise<CostResult<SessionLoadResult>> {
+  const floor = await startSessionFloor(world.world.env, world.world.databaseUrl, surveyOf(world), logger);
+  try {
+    const load = sessionsAt(floor.port, world, settings);
+    const finished = () => Promise.resolve(floor.finished());
+    const warmUp = await load(settings.warmUpS)();
+    await waitForRows(finished, warmUp.result.sessions, Date.now() + 60_000, { settleMs: 1_000 });
+    return (await measureCost({
+      load: load(settings.durationS),
+      countRows: finished,
+      ownProcesses: () => new Map([[process.pid, 'log-first floor']]),
+      drainTimeoutMs: 60_000,
+    }))!;
+  } finally {
+    await floor.close();
+  }
 }
