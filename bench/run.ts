@@ -81,6 +81,14 @@ const Settings = Type.Object({
    * of one run spanned 0.89 to 1.62: five, so that two odd rounds do not decide the median.
    */
   BENCH_COST_ROUNDS: Type.Integer({ default: 5, minimum: 1 }),
+  /**
+   * Load before each target's measured window in the cost comparisons (responses and sessions),
+   * alike for every target, so that each is measured warm: Chorus starts fresh processes each
+   * round (their JIT, their PostgreSQL connections' caches), the baseline and the floors run in this
+   * process. Before 2026-12-07 Chorus had 2 s and the others none: 30 s windows instead of 10 then
+   * cost Chorus a fifth less per stored session (docs/performance.md).
+   */
+  BENCH_COST_WARMUP_S: Type.Integer({ default: 10, minimum: 0 }),
   /** Distinct visitors of the session comparison (session-load.ts): fewer than sessions, so most return. */
   BENCH_SESSION_USERS: Type.Integer({ default: 5_000, minimum: 1 }),
   /** `sessions`: only the visitor-session comparison (to iterate on it); `all`: every target. */
@@ -181,7 +189,7 @@ function sessionSettings(): SessionSettings {
     connections: settings.BENCH_COST_CONNECTIONS,
     durationS: settings.BENCH_DURATION_S,
     users: settings.BENCH_SESSION_USERS,
-    warmUpS: WARMUP_S,
+    warmUpS: settings.BENCH_COST_WARMUP_S,
     readyTimeoutMs: READY_TIMEOUT_MS,
   };
 }
@@ -344,9 +352,16 @@ function ratiosOf({ baseline, floor, chorus }: CostRound) {
   };
 }
 
+/** The cost comparison's warm-up of the target at `url` (BENCH_COST_WARMUP_S): the 2xx answers. */
+async function costWarmUp(url: string, load: Load, body: string): Promise<number> {
+  if (settings.BENCH_COST_WARMUP_S === 0) return 0;
+  return (await runLoad({ ...load, url, body, durationS: settings.BENCH_COST_WARMUP_S })).ok2xx;
+}
+
 async function baselineCost(world: ResponseBenchWorld, load: Load): Promise<CostResult | undefined> {
   const baseline = await startBaselineServer(world.world.databaseUrl);
   try {
+    await costWarmUp(`http://127.0.0.1:${baseline.port}/`, load, load.body!);
     return await measureCost({
       load: wrkLoad({
         url: `http://127.0.0.1:${baseline.port}/`,
@@ -366,6 +381,9 @@ async function baselineCost(world: ResponseBenchWorld, load: Load): Promise<Cost
 async function floorCost(world: ResponseBenchWorld, load: Load): Promise<CostResult | undefined> {
   const floor = await startLogFirstFloor(world.world.env, world.world.databaseUrl, logger);
   try {
+    const stored = () => Promise.resolve(floor.stored());
+    const warmedUp = await costWarmUp(`http://127.0.0.1:${floor.port}/ceiling`, load, load.body!);
+    await waitForRows(stored, warmedUp, Date.now() + 60_000, { settleMs: SETTLE_MS });
     return await measureCost({
       load: wrkLoad({
         url: `http://127.0.0.1:${floor.port}/ceiling`,
@@ -373,7 +391,7 @@ async function floorCost(world: ResponseBenchWorld, load: Load): Promise<CostRes
         connections: settings.BENCH_COST_CONNECTIONS,
         durationS: load.durationS,
       }),
-      countRows: () => Promise.resolve(floor.stored()),
+      countRows: stored,
       ownProcesses: () => new Map([[process.pid, 'log-first floor']]),
       drainTimeoutMs: 30_000,
     });
@@ -390,8 +408,8 @@ async function chorusCost(world: ResponseBenchWorld, load: Load): Promise<CostRe
     await chorus.ready(READY_TIMEOUT_MS);
     const url = `http://127.0.0.1:${port}${world.path}`;
     const deadlineMs = Math.max(60, 10 * load.durationS) * 1000;
-    const warmUp = await runLoad({ ...load, url, body: world.body, durationS: WARMUP_S });
-    await waitForRows(world.countRows, warmUp.ok2xx, Date.now() + deadlineMs, { settleMs: SETTLE_MS });
+    const warmedUp = await costWarmUp(url, load, world.body);
+    await waitForRows(world.countRows, warmedUp, Date.now() + deadlineMs, { settleMs: SETTLE_MS });
     return await measureCost({
       load: wrkLoad({
         url,
