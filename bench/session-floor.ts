@@ -6,7 +6,8 @@
 // acknowledged, the contact's id computed as Chorus computes it (ids.ts contactIdFor), the user
 // state empty. One bare consumer over the three topics stores each partition's batch in ONE
 // statement (contacts upserted with their attributes merged, displays inserted, responses folded by
-// id and upserted with their data merged) and writes one fact per applied call before it commits.
+// id and upserted with their data merged) and writes one fact per applied call before the batch's
+// offsets are committed.
 // Nothing of Chorus' own work: no validation, rate limits, caches read from PostgreSQL, contact
 // activity, event-id claims, ordering by clock, contact snapshots, counters or deliveries.
 import { randomBytes } from 'node:crypto';
