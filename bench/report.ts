@@ -255,6 +255,7 @@ export function sessionTable(rounds: SessionRound[], connections: number, durati
       `${number(ratios.edgeAloneToBaseline, 2)}; every round: ${every((r) => r.edgeAloneToBaseline)}`,
     `Log-first floor (Kafka in, out and facts, one statement a batch) / baseline, CPU per stored session: ` +
       `${number(ratios.floorToBaseline, 2)}; every round: ${every((r) => r.floorToBaseline)}`,
+    `Chorus / log-first floor, CPU per stored session: ${number(ratios.costToFloor, 2)}; every round: ${every((r) => r.costToFloor)}`,
     '',
   ];
 }

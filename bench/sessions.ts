@@ -48,6 +48,8 @@ export interface SessionRatios {
   edgeAloneToBaseline: number;
   /** The log-first floor's CPU per stored session / the baseline's. */
   floorToBaseline: number;
+  /** Chorus' CPU per stored session / the floor's: what Chorus' own work multiplies. */
+  costToFloor: number;
 }
 
 export function sessionRatios({ baseline, chorus, edgeAlone, floor }: SessionRound): SessionRatios {
@@ -56,6 +58,7 @@ export function sessionRatios({ baseline, chorus, edgeAlone, floor }: SessionRou
     costToBaseline: chorus.cpuMicrosPerRow / baseline.cpuMicrosPerRow,
     edgeAloneToBaseline: edgeAlone.cpuMicrosPerRow / baseline.cpuMicrosPerRow,
     floorToBaseline: floor.cpuMicrosPerRow / baseline.cpuMicrosPerRow,
+    costToFloor: chorus.cpuMicrosPerRow / floor.cpuMicrosPerRow,
   };
 }
 
