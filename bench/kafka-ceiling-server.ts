@@ -10,6 +10,7 @@ import { loadConfig } from '../src/config.ts';
 import type { Logger } from '../src/logger.ts';
 import { createKafka, ensureTopics, topicsFor, type Topics } from '../src/kafka/kafka.ts';
 import { Publisher } from '../src/kafka/publisher.ts';
+import { answerJsonBody } from './uws-json.ts';
 
 export interface KafkaCeilingServer {
   port: number;
@@ -33,33 +34,13 @@ export async function startKafkaCeilingServer(
 
   const app = uWS.App();
   app.post('/ceiling', (res) => {
-    let aborted = false;
-    res.onAborted(() => {
-      aborted = true;
-    });
-    const chunks: Buffer[] = [];
-    res.onData((chunk, isLast) => {
-      chunks.push(Buffer.from(new Uint8Array(chunk)));
-      if (!isLast) return;
+    answerJsonBody(res, (body) => {
       const id = `rsp_${(sequence++).toString(36)}`;
-      const event = {
-        type: 'response.created',
-        responseId: id,
-        ...JSON.parse(Buffer.concat(chunks).toString()),
-      };
-      publisher.publish({ topic: topics.responses, key: id, value: JSON.stringify(event) }).then(
-        () => answer(200, `{"data":{"id":"${id}"}}`),
-        () => answer(503, '{"code":"unavailable"}'),
-      );
+      const event = { type: 'response.created', responseId: id, ...body };
+      return publisher
+        .publish({ topic: topics.responses, key: id, value: JSON.stringify(event) })
+        .then(() => `{"data":{"id":"${id}"}}`);
     });
-    const answer = (status: number, body: string) => {
-      if (aborted) return;
-      res.cork(() => {
-        res.writeStatus(status === 200 ? '200 OK' : '503 Service Unavailable');
-        res.writeHeader('Content-Type', 'application/json; charset=utf-8');
-        res.end(body);
-      });
-    };
   });
   return new Promise((resolve, reject) => {
     app.listen(host, 0, (socket) => {

@@ -20,6 +20,7 @@ import { createKafka, ensureTopics, topicsFor } from '../src/kafka/kafka.ts';
 import { FETCH_MIN_BYTES } from '../src/kafka/consumer.ts';
 import { Publisher } from '../src/kafka/publisher.ts';
 import type { Logger } from '../src/logger.ts';
+import { answerJson, answerJsonBody, type JsonBody } from './uws-json.ts';
 
 export interface SessionFloor {
   port: number;
@@ -38,8 +39,7 @@ const SCHEMA = [
      created_at timestamptz not null default now(), updated_at timestamptz not null default now())`,
 ];
 
-type Body = Record<string, unknown>;
-interface Command extends Body {
+interface Command extends JsonBody {
   id: string;
 }
 
@@ -68,10 +68,10 @@ export async function startSessionFloor(
     publisher.publish({ topic, key: command.id, value: JSON.stringify(command) });
 
   const app = uWS.App();
-  app.get('/api/v1/client/:env/environment', (res) => void answer(res, environmentState));
+  app.get('/api/v1/client/:env/environment', (res) => answerJson(res, environmentState));
   app.post('/api/v2/client/:env/user', (res, req) => {
     const environmentId = req.getParameter(0);
-    readBody(res, (body) => {
+    answerJsonBody(res, (body) => {
       const contactId = contactIdFor(environmentId, String(body.userId));
       const command = { ...body, id: contactId, environmentId };
       const state = {
@@ -86,20 +86,20 @@ export async function startSessionFloor(
     });
   });
   app.post('/api/v2/client/:env/displays', (res) => {
-    readBody(res, (body) => {
+    answerJsonBody(res, (body) => {
       const id = newId('dsp');
       return write(topics.displays, { ...body, id }).then(() => JSON.stringify({ data: { id } }));
     });
   });
   app.post('/api/v2/client/:env/responses', (res) => {
-    readBody(res, (body) => {
+    answerJsonBody(res, (body) => {
       const id = newId('rsp');
       return write(topics.responses, { ...body, id }).then(() => JSON.stringify({ data: { id } }));
     });
   });
   app.put('/api/v1/client/:env/responses/:id', (res, req) => {
     const id = req.getParameter(1);
-    readBody(res, (body) => write(topics.responses, { ...body, id }).then(() => '{}'));
+    answerJsonBody(res, (body) => write(topics.responses, { ...body, id }).then(() => '{}'));
   });
 
   let finished = 0;
@@ -216,37 +216,11 @@ function foldById(commands: Command[]): Command[] {
         ? {
             ...before,
             ...command,
-            data: { ...(before.data as Body), ...(command.data as Body) },
-            attributes: { ...(before.attributes as Body), ...(command.attributes as Body) },
+            data: { ...(before.data as JsonBody), ...(command.data as JsonBody) },
+            attributes: { ...(before.attributes as JsonBody), ...(command.attributes as JsonBody) },
           }
         : command,
     );
   }
   return [...byId.values()];
-}
-
-/** Reads the JSON body, then answers 200 with what `handle` resolves to, or 503. */
-function readBody(res: uWS.HttpResponse, handle: (body: Body) => Promise<string>): void {
-  const aborted = { is: false };
-  res.onAborted(() => {
-    aborted.is = true;
-  });
-  const chunks: Buffer[] = [];
-  res.onData((chunk, isLast) => {
-    chunks.push(Buffer.from(new Uint8Array(chunk)));
-    if (!isLast) return;
-    handle(JSON.parse(Buffer.concat(chunks).toString()) as Body).then(
-      (body) => answer(res, body, aborted),
-      () => answer(res, '{"code":"unavailable"}', aborted, '503 Service Unavailable'),
-    );
-  });
-}
-
-function answer(res: uWS.HttpResponse, body: string, aborted = { is: false }, status = '200 OK'): void {
-  if (aborted.is) return;
-  res.cork(() => {
-    res.writeStatus(status);
-    res.writeHeader('Content-Type', 'application/json; charset=utf-8');
-    res.end(body);
-  });
 }
