@@ -40,3 +40,12 @@ export function commandEnvelope(environmentId: string, ids?: { eventId: string; 
     environmentId,
   };
 }
+
+/**
+ * On a display or response naming a contact: the edge knew the contact when it accepted the write
+ * (stored, or identified by an acknowledged identify that the contact processor creates it from).
+ * Its processor then leaves the contact to the contact processor; a write naming a user the edge did
+ * not know (v1's `userId`) creates the contact, as Formbricks does. Absent on older commands: those
+ * create it when it is missing.
+ */
+export const ContactKnown = Type.Optional(Type.Literal(true));

@@ -3,7 +3,7 @@
 // updates that merge into it (responses/merge.ts), and a deletion (management API) that ends it.
 import Type, { type Static } from 'typebox';
 import { Compile } from 'typebox/compile';
-import { CommandEnvelope } from './envelope.ts';
+import { CommandEnvelope, ContactKnown } from './envelope.ts';
 
 const Answers = Type.Record(Type.String(), Type.Unknown());
 const Ttc = Type.Record(Type.String(), Type.Number());
@@ -27,6 +27,8 @@ export const ResponseCreated = Type.Object({
   /** Enterprise: the identified user, and the contact id derived from it. */
   userId: Type.Optional(Type.String()),
   contactId: Type.Optional(Type.String()),
+  /** The edge knew the contact (ContactKnown): the processor does not create it. */
+  contactKnown: ContactKnown,
   /**
    * The contact's attributes as the edge knew them when it accepted the response: every identify
    * acknowledged before, at any edge, whether or not the contact processor applied it yet.

@@ -150,6 +150,8 @@ function dropNulls(value: Record<string, unknown>): Record<string, unknown> {
 export interface Identity {
   userId: string;
   contactId: string;
+  /** The contact is stored or its identify acknowledged (events/envelope.ts, ContactKnown). */
+  known?: true;
 }
 
 /** The identified user a v1 write names by `userId` (enterprise; checked before). */
@@ -170,7 +172,7 @@ export async function contactOf(
   if (contactId === undefined) return undefined;
   const contact = await ctx.contacts.get(contactId);
   if (!contact || contact.environmentId !== environmentId) return undefined;
-  return { userId: contact.userId, contactId: contact.id };
+  return { userId: contact.userId, contactId: contact.id, known: true };
 }
 
 /**

@@ -157,6 +157,7 @@ async function writeDisplay(
     surveyId: survey.id,
     userId: identity?.userId,
     contactId: identity?.contactId,
+    ...(identity?.known && { contactKnown: true as const }),
   };
   await ctx.outputs.displays.publish(event);
   ctx.displays.set(displayId, { surveyId: survey.id, linked: false });

@@ -190,6 +190,7 @@ export async function publishCreate(ctx: ClientContext, create: CheckedCreate): 
     singleUseId: body.singleUseId,
     userId: identity?.userId,
     contactId: identity?.contactId,
+    ...(identity?.known && { contactKnown: true as const }),
     ...(identified && { contactAttributes: identified.attributes }),
     ...create.times,
   };

@@ -257,7 +257,7 @@ async function knownContact(
   ]);
   if (!stored && !identified) return undefined;
   return {
-    identity: { userId, contactId },
+    identity: { userId, contactId, known: true },
     attributes: { ...stored?.attributes, ...identified?.attributes },
   };
 }

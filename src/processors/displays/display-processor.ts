@@ -18,10 +18,14 @@ export const displayProcessor: Processor<DisplayCreated, DisplayCreatedFact> = {
       (e) => e.contactId,
       (e) => e.occurredAt,
     );
+    // A contact the edge knew is stored, or created by its identify on the contacts topic: creating
+    // it here too would write it twice, and announce it twice.
     await ensureContacts(
       tx,
       todo.flatMap((e) =>
-        e.contactId && e.userId ? [{ ...e, contactId: e.contactId, userId: e.userId }] : [],
+        e.contactId && e.userId && !e.contactKnown
+          ? [{ ...e, contactId: e.contactId, userId: e.userId }]
+          : [],
       ),
     );
     await countDisplays(tx, await insertDisplays(tx, todo));

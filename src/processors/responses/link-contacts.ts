@@ -33,10 +33,11 @@ export async function linkContacts(
   const voided = new Set(withContact.filter((c) => !kept.has(c)).map((c) => c.state.id));
   if (linked.length === 0) return voided;
   // Read first: nearly every contact is stored already (its identify came first), and those need
-  // no insert. The others are created, then read.
+  // no insert. The others are created, then read, but for those the edge knew (ContactKnown): their
+  // identify creates them, and until it is applied they hold their user id alone.
   const ids = [...new Set(linked.map((c) => c.command.contactId!))];
   let stored = await contactAttributes(tx, ids);
-  const missing = linked.filter((c) => !stored.has(c.command.contactId!));
+  const missing = linked.filter((c) => !stored.has(c.command.contactId!) && !c.command.contactKnown);
   if (missing.length > 0) {
     await createContacts(
       tx,
@@ -50,8 +51,14 @@ export async function linkContacts(
     stored = await contactAttributes(tx, ids);
   }
   for (const { state, command } of linked)
-    state.contactAttributes = snapshotAt(stored.get(state.contactId!), command) ?? null;
+    state.contactAttributes =
+      snapshotAt(stored.get(state.contactId!) ?? userIdOnly(command), command) ?? null;
   return voided;
+}
+
+/** A contact not stored yet, as creating it would store it. */
+function userIdOnly(command: ResponseCreated): StoredAttributes {
+  return { attributes: { userId: command.userId! }, clocks: {} };
 }
 
 /**
