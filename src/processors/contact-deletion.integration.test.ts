@@ -47,19 +47,28 @@ function breakBefore(em: EntityManager, pattern: RegExp) {
     reach();
     return true;
   };
-  // Statements sent through store/orm.ts' `query`: the transaction's knex, whose `raw` is awaited.
+  // Statements sent through store/orm.ts' `query`: on the connection of the transaction's client.
+  const pausingConnection = (connection: Connection): Connection =>
+    new Proxy(connection, {
+      get(c, property) {
+        if (property !== 'query') return bound(c, property);
+        return async (config: { text: string }) => {
+          if (stopsAt(config.text)) await resumed;
+          return c.query(config);
+        };
+      },
+    });
   const pausingKnex = (knex: Knex.Transaction): Knex.Transaction =>
     new Proxy(knex, {
       get(k, property) {
-        if (property !== 'raw') return bound(k, property);
-        return (sql: string, bindings: Knex.RawBinding[]) => {
-          const raw = k.raw(sql, bindings);
-          if (!stopsAt(sql)) return raw;
-          const run = raw.then.bind(raw);
-          return Object.assign(raw, {
-            then: (...args: Parameters<typeof run>) => resumed.then(() => run(...args)),
-          });
-        };
+        if (property !== 'client') return bound(k, property);
+        const client = k.client as { acquireConnection(): Promise<Connection> };
+        return new Proxy(client, {
+          get(c, name) {
+            if (name !== 'acquireConnection') return bound(c, name);
+            return async () => pausingConnection(await c.acquireConnection());
+          },
+        });
       },
     });
   const wrap = (target: EntityManager): EntityManager =>
@@ -82,6 +91,11 @@ function breakBefore(em: EntityManager, pattern: RegExp) {
       },
     });
   return { em: wrap(em), reached, resume };
+}
+
+/** What store/orm.ts' `query` uses of a pg connection. */
+interface Connection {
+  query(config: { text: string }): Promise<unknown>;
 }
 
 /** A property of `target`, a method bound to it. */

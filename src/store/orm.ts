@@ -6,11 +6,12 @@ import {
   type Options,
   PostgreSqlDriver,
 } from '@mikro-orm/postgresql';
+import type pg from 'pg';
 import type { Logger } from '../logger.ts';
 import { MIGRATION_NAMES } from './migrations/names.ts';
 import { entities } from './entities.ts';
 import type { Metrics } from '../observability/metrics.ts';
-import { startDbSpan, type DbSpan } from '../observability/tracing.ts';
+import { startDbSpan } from '../observability/tracing.ts';
 
 export type Orm = MikroORM;
 
@@ -107,14 +108,68 @@ export function withCustomPlans(databaseUrl: string): { connectionString: string
  * of at every call, and plans each call for its values (`withCustomPlans`). Behind PgBouncer in
  * transaction mode this needs PgBouncer 1.21 or later with `max_prepared_statements` set
  * (docs/operations.md).
+ *
+ * It goes to the connection's pg client itself, on the transaction's connection or one of the pool,
+ * not through knex' query runner: the runner's work for each statement (its query object, bindings,
+ * events, connection checks) was a tenth of the processor's CPU under the session load
+ * (docs/performance.md). What the runner gave is kept here: a statement is refused on a transaction
+ * that is over, and timed for the metrics and traces (`instrumentStore`).
  */
 export async function query<T>(em: EntityManager, sql: string, values: readonly unknown[]): Promise<T[]> {
-  const knex = em.getTransactionContext<Knex.Transaction>() ?? em.getConnection().getKnex();
-  const result = await knex
-    .raw<{ rows: T[] }>(sql, values as Knex.RawBinding[])
-    .options({ name: nameOf(sql) });
-  return result.rows;
+  const statement = statementOf(sql, values);
+  const transaction = em.getTransactionContext<Knex.Transaction>();
+  const client = (transaction ?? em.getConnection().getKnex()).client as PooledClient;
+  if (transaction?.isCompleted()) throw new Error('a statement on a transaction that is over');
+  const connection = await client.acquireConnection();
+  const done = observer?.(sql);
+  try {
+    const result = await connection.query({
+      name: statement.name,
+      text: statement.text,
+      values: [...values],
+    });
+    done?.();
+    return result.rows as T[];
+  } catch (error) {
+    done?.(error);
+    throw error;
+  } finally {
+    // A transaction's connection stays with it (its client's release does nothing).
+    await client.releaseConnection(connection);
+  }
 }
+
+/** What `query` uses of knex' client: the connection of its transaction, or one of its pool. */
+interface PooledClient {
+  acquireConnection(): Promise<pg.Client>;
+  releaseConnection(connection: pg.Client): Promise<unknown>;
+}
+
+/** Each statement text, prepared once: its name and its `?` placeholders numbered (`$1`, …). */
+interface Statement {
+  name: string;
+  text: string;
+  parameters: number;
+}
+
+const statements = new Map<string, Statement>();
+
+function statementOf(sql: string, values: readonly unknown[]): Statement {
+  let statement = statements.get(sql);
+  if (statement === undefined) {
+    let parameters = 0;
+    const text = sql.replace(/\?/g, () => `$${++parameters}`);
+    statement = { name: `chorus_${statements.size + 1}`, text, parameters };
+    statements.set(sql, statement);
+  }
+  if (values.length !== statement.parameters)
+    throw new Error(`a statement with ${statement.parameters} parameters given ${values.length} values`);
+  if (values.includes(undefined)) throw new Error('a statement given an undefined value');
+  return statement;
+}
+
+/** Set by `instrumentStore`: called as each statement of `query` starts, and what it returns as it ends. */
+let observer: ((sql: string) => (error?: unknown) => void) | undefined;
 
 /**
  * A statement (for `query`) that reads the rows of the ids in its one array parameter, each looked
@@ -128,15 +183,6 @@ export function rowsByIds(table: string, columns: string, { forUpdate = false } 
   return `select r.* from unnest(?::varchar[]) as k(id), lateral (
     select ${columns} from ${table} where ${table}.id = k.id limit 1${forUpdate ? ' for update' : ''}
   ) as r`;
-}
-
-/** Statement names by SQL text. The texts are constants, or built from a few constant parts. */
-const statementNames = new Map<string, string>();
-
-function nameOf(sql: string): string {
-  let name = statementNames.get(sql);
-  if (name === undefined) statementNames.set(sql, (name = `chorus_${statementNames.size + 1}`));
-  return name;
 }
 
 export async function openStore(databaseUrl: string, logger?: Logger): Promise<Orm> {
@@ -199,29 +245,36 @@ async function hasEveryMigration(orm: Orm): Promise<boolean> {
  */
 export function instrumentStore(orm: Orm, metrics: Metrics | undefined): void {
   const knex = orm.em.getConnection().getKnex();
-  const started = new Map<string, { at: bigint; operation: string; span: DbSpan | undefined }>();
-  const operationOf = (query: { method?: string; sql?: string }) =>
-    query.method && query.method !== 'raw'
-      ? query.method
-      : (query.sql ?? '').trimStart().split(/\s/, 1)[0]!.toLowerCase() || 'raw';
+  /** Starts timing a statement; the function returned ends it. */
+  const time = (operation: string, sql: string) => {
+    const at = process.hrtime.bigint();
+    const span = startDbSpan(sql, operation);
+    return (error?: unknown) => {
+      const seconds = Number(process.hrtime.bigint() - at) / 1e9;
+      span?.end(seconds, error);
+      const outcome = error === undefined ? 'ok' : 'error';
+      metrics?.db.duration.observe({ db_operation_name: operation }, seconds);
+      metrics?.db.operations.inc({ db_operation_name: operation, outcome });
+    };
+  };
+  const operationOf = (sql: string) => sql.trimStart().split(/\s/, 1)[0]!.toLowerCase() || 'raw';
+  observer = (sql) => time(operationOf(sql), sql);
+  // The statements of MikroORM's own reads and writes, through knex.
+  const started = new Map<string, (error?: unknown) => void>();
   knex.on('query', (query: { __knexQueryUid?: string; method?: string; sql?: string }) => {
     // BEGIN, COMMIT and ROLLBACK come without an id and get no answer event: they are not timed.
     if (!query.__knexQueryUid) return;
-    const operation = operationOf(query);
-    started.set(query.__knexQueryUid, {
-      at: process.hrtime.bigint(),
-      operation,
-      span: startDbSpan(query.sql ?? '', operation),
-    });
+    const sql = query.sql ?? '';
+    started.set(
+      query.__knexQueryUid,
+      time(query.method && query.method !== 'raw' ? query.method : operationOf(sql), sql),
+    );
   });
-  const finish = (outcome: string) => (error: unknown, query: { __knexQueryUid: string }) => {
-    const start = started.get(query.__knexQueryUid);
-    if (!start) return;
+  const finish = (outcome: 'ok' | 'error') => (error: unknown, query: { __knexQueryUid: string }) => {
+    const end = started.get(query.__knexQueryUid);
+    if (!end) return;
     started.delete(query.__knexQueryUid);
-    const seconds = Number(process.hrtime.bigint() - start.at) / 1e9;
-    start.span?.end(seconds, outcome === 'error' ? error : undefined);
-    metrics?.db.duration.observe({ db_operation_name: start.operation }, seconds);
-    metrics?.db.operations.inc({ db_operation_name: start.operation, outcome });
+    end(outcome === 'error' ? (error ?? new Error('statement failed')) : undefined);
   };
   knex.on('query-response', finish('ok'));
   knex.on('query-error', finish('error'));
