@@ -152,6 +152,7 @@ interface Statement {
   parameters: number;
 }
 
+/** By SQL text: the texts are constants, or built from a few constant parts. */
 const statements = new Map<string, Statement>();
 
 function statementOf(sql: string, values: readonly unknown[]): Statement {
