@@ -117,16 +117,17 @@ export function withCustomPlans(databaseUrl: string): { connectionString: string
  */
 export async function query<T>(em: EntityManager, sql: string, values: readonly unknown[]): Promise<T[]> {
   const statement = statementOf(sql, values);
+  const store = em.getConnection().getKnex();
   const transaction = em.getTransactionContext<Knex.Transaction>();
-  const client = (transaction ?? em.getConnection().getKnex()).client as PooledClient;
+  const client = (transaction ?? store).client as PooledClient;
   if (transaction?.isCompleted()) throw new Error('a statement on a transaction that is over');
   const connection = await client.acquireConnection();
-  const done = observer?.(sql);
+  const done = observers.get(store)?.(sql);
   try {
     const result = await connection.query({
       name: statement.name,
       text: statement.text,
-      values: [...values],
+      values: values as unknown[],
     });
     done?.();
     return result.rows as T[];
@@ -169,8 +170,12 @@ function statementOf(sql: string, values: readonly unknown[]): Statement {
   return statement;
 }
 
-/** Set by `instrumentStore`: called as each statement of `query` starts, and what it returns as it ends. */
-let observer: ((sql: string) => (error?: unknown) => void) | undefined;
+/**
+ * Each instrumented store's (`instrumentStore`, by its knex): called as a statement of `query`
+ * starts, and what it returns as it ends. Per store: a process may hold several (tests start edges
+ * side by side), each with its own metrics.
+ */
+const observers = new WeakMap<Knex, (sql: string) => (error?: unknown) => void>();
 
 /**
  * A statement (for `query`) that reads the rows of the ids in its one array parameter, each looked
@@ -259,7 +264,7 @@ export function instrumentStore(orm: Orm, metrics: Metrics | undefined): void {
     };
   };
   const operationOf = (sql: string) => sql.trimStart().split(/\s/, 1)[0]!.toLowerCase() || 'raw';
-  observer = (sql) => time(operationOf(sql), sql);
+  observers.set(knex, (sql) => time(operationOf(sql), sql));
   // The statements of MikroORM's own reads and writes, through knex.
   const started = new Map<string, (error?: unknown) => void>();
   knex.on('query', (query: { __knexQueryUid?: string; method?: string; sql?: string }) => {

@@ -4,7 +4,16 @@ import { createTestWorld } from '../../test/helpers/env.ts';
 import { CONTACT_ATTRIBUTES, contactAttributes, contactReader } from './contacts.ts';
 import { INSERT_DISPLAYS, insertDisplays } from './displays.ts';
 import { createEnvironment } from './environments.ts';
-import { migrate, openStore, query, withCustomPlans, type EntityManager, type Orm } from './orm.ts';
+import { createMetrics } from '../observability/metrics.ts';
+import {
+  instrumentStore,
+  migrate,
+  openStore,
+  query,
+  withCustomPlans,
+  type EntityManager,
+  type Orm,
+} from './orm.ts';
 import { createSurvey } from './surveys.ts';
 
 /** A migrated store of its own with one environment, for `body`. */
@@ -130,4 +139,26 @@ test("a database URL's own server options are kept beside the custom plans", () 
       options: 'endpoint=ep-1 -c plan_cache_mode=force_custom_plan',
     },
   );
+});
+
+test("each store's batch statements are counted in its own metrics, in a transaction or not, failures as errors", async () => {
+  const [first, second] = [createMetrics(), createMetrics()];
+  const count = async (metrics: ReturnType<typeof createMetrics>, outcome: string) =>
+    (await metrics.db.operations.get()).values
+      .filter((v) => v.labels.db_operation_name === 'select' && v.labels.outcome === outcome)
+      .reduce((sum, v) => sum + v.value, 0);
+  await withEnvironment('store_metrics_a', async (a) => {
+    await withEnvironment('store_metrics_b', async (b) => {
+      instrumentStore(a, first);
+      instrumentStore(b, second);
+      await query(a.em.fork(), 'select ?::int as n', [1]);
+      await a.em.fork().transactional((tx) => query(tx, 'select ?::int as n', [2]));
+      await assert.rejects(query(a.em.fork(), 'select 1 / ?::int as n', [0]));
+      await query(b.em.fork(), 'select ?::int as n', [3]);
+      assert.equal(await count(first, 'ok'), 2);
+      assert.equal(await count(first, 'error'), 1);
+      assert.equal(await count(second, 'ok'), 1);
+      assert.equal(await count(second, 'error'), 0);
+    });
+  });
 });
