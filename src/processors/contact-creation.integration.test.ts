@@ -7,6 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { contactIdFor, newId } from '../ids.ts';
 import { findContact } from '../store/contacts.ts';
+import { exportedResponses } from '../store/response-export.ts';
 import { createEnvironment } from '../store/environments.ts';
 import { query, type EntityManager } from '../store/orm.ts';
 import { storedResponse } from '../../test/helpers/store.ts';
@@ -76,6 +77,13 @@ describe('the contact a display or response names', () => {
     const stored = await storedResponse(world.orm, visit.responseId);
     assert.equal(stored?.contactId, visit.contactId);
     assert.deepEqual(stored?.contactAttributes, { userId: 'known-visitor', plan: 'pro', company: 'Acme' });
+    const exported = [];
+    for await (const page of exportedResponses(em(), { surveyId })) exported.push(...page);
+    assert.equal(
+      exported.find((r) => r.id === visit.responseId)?.userId,
+      'known-visitor',
+      "the export names the user while the contact's identify is on its way",
+    );
 
     await unitOfWork(contactProcessor, world.orm.em, [visit.identify], ignoreEffects);
     const contact = await findContact(world.orm.em, visit.contactId);

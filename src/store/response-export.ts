@@ -38,9 +38,11 @@ export async function* exportedResponses(
     return query<ExportedResponse>(
       em,
       // The time as the file shows it, written by PostgreSQL (on its own core) rather than parsed
-      // into a Date and printed again here.
+      // into a Date and printed again here. The user id of a contact its identify has not stored
+      // yet is in the response's snapshot (processors/responses/link-contacts.ts).
       `select r.id, to_char(r.created_at at time zone 'UTC', 'YYYY-MM-DD HH24:MI:SS "UTC"') as "createdAt",
-         r.finished, r.survey_id as "surveyId", r.contact_id as "contactId", c.user_id as "userId",
+         r.finished, r.survey_id as "surveyId", r.contact_id as "contactId",
+         coalesce(c.user_id, r.contact_attributes ->> 'userId') as "userId",
          r.data, r.variables, r.meta, r.language, r.contact_attributes as "contactAttributes"
        from responses r left join contacts c on c.id = r.contact_id
        where ${where.map(([sql]) => sql).join(' and ')}

@@ -188,9 +188,11 @@ export async function readSummarySamples(
     contact_attributes: Record<string, string> | null;
   }>(
     em,
+    // A contact not stored yet (its identify not applied) has its user id in the response's snapshot.
     `select e.id as element, s.* from unnest(?::text[]) as e(id) cross join lateral (
        select r.id, to_char(r.updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as updated_at,
-         r.data -> e.id as value, r.language, r.contact_id, c.user_id, r.contact_attributes
+         r.data -> e.id as value, r.language, r.contact_id,
+         coalesce(c.user_id, r.contact_attributes ->> 'userId') as user_id, r.contact_attributes
        from responses r left join contacts c on c.id = r.contact_id
        where r.survey_id = ? and jsonb_exists(r.data, e.id)
          and r.created_at >= ?::timestamptz and r.created_at <= ?::timestamptz
