@@ -1,11 +1,17 @@
 // The design Chorus replaces, for a visitor's whole session (session-load.ts): a plain synchronous
 // node:http server that answers each of the widget's calls once PostgreSQL has done it, one
-// statement per request, in its own tables of the bench's database:
+// statement per request, in its own tables of the bench's database. It does what the widget needs
+// of each call (widget-contract.md) and what the issue asks of the stored session, and no more:
 // - the environment state: the environment's surveys read from the database;
-// - identify: the contact upserted, its attributes merged (`||`), its id returned;
-// - a display, a response: one INSERT each, the new id returned;
+// - identify: the contact upserted, its attributes merged (`||`), and in the same statement the
+//   history the widget's user state lists (the surveys the contact was shown, with when, and those
+//   it answered: the widget filters its surveys by them), read through the `contact_id` indexes;
+// - a display: one INSERT, the new id returned;
+// - a response: one INSERT that snapshots the contact's attributes as they are at that moment
+//   (Formbricks' `contactAttributes`), the new id returned;
 // - the response's last page: one UPDATE merging its data and marking it finished.
-// It checks nothing but the JSON (no schemas, rate limits or caches): the least such a server does.
+// It checks nothing but the JSON (no schemas, rate limits or caches) and knows no segments (the
+// bench's environment has none): the least such a server does.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
@@ -25,10 +31,26 @@ const SCHEMA = [
      user_id text not null, attributes jsonb not null, unique (environment_id, user_id))`,
   `create table if not exists bench_session_displays (id text primary key, survey_id text not null,
      contact_id text, created_at timestamptz not null default now())`,
+  `create index if not exists bench_session_displays_contact on bench_session_displays (contact_id)`,
   `create table if not exists bench_session_responses (id text primary key, survey_id text not null,
      contact_id text, display_id text, finished boolean not null, data jsonb not null, meta jsonb,
-     created_at timestamptz not null default now(), updated_at timestamptz not null default now())`,
+     contact_attributes jsonb, created_at timestamptz not null default now(),
+     updated_at timestamptz not null default now())`,
+  `create index if not exists bench_session_responses_contact on bench_session_responses (contact_id)`,
 ];
+
+/** Identify: the contact upserted, and the history of the user state read beside it. */
+const IDENTIFY = `
+  with contact as (
+    insert into bench_session_contacts (id, environment_id, user_id, attributes) values ($1, $2, $3, $4)
+    on conflict (environment_id, user_id)
+    do update set attributes = bench_session_contacts.attributes || excluded.attributes returning id)
+  select contact.id,
+    (select coalesce(json_agg(json_build_object('surveyId', d.survey_id, 'createdAt', d.created_at)), '[]')
+       from bench_session_displays d where d.contact_id = contact.id) as displays,
+    (select coalesce(json_agg(distinct r.survey_id), '[]')
+       from bench_session_responses r where r.contact_id = contact.id) as responses
+  from contact`;
 
 const CLIENT_PATH = /^\/api\/v[12]\/client\/([^/]+)\/(environment|user|displays|responses)(?:\/([^/]+))?$/;
 
@@ -66,20 +88,26 @@ export async function startBaselineSessionServer(
       };
     }
     if (method === 'POST' && resource === 'user' && !id) {
-      const { rows } = await pool.query(
-        `insert into bench_session_contacts (id, environment_id, user_id, attributes) values ($1, $2, $3, $4)
-         on conflict (environment_id, user_id)
-         do update set attributes = bench_session_contacts.attributes || excluded.attributes returning id`,
-        [newId('ctc'), env, body.userId, body.attributes ?? {}],
-      );
-      const contactId = (rows[0] as { id: string }).id;
+      const { rows } = await pool.query(IDENTIFY, [newId('ctc'), env, body.userId, body.attributes ?? {}]);
+      const {
+        id: contactId,
+        displays,
+        responses,
+      } = rows[0] as {
+        id: string;
+        displays: { surveyId: string; createdAt: string }[];
+        responses: string[];
+      };
       const data = {
         userId: body.userId,
         contactId,
         segments: [],
-        displays: [],
-        responses: [],
-        lastDisplayAt: null,
+        displays,
+        responses,
+        lastDisplayAt: displays.reduce<string | null>(
+          (last, d) => (last === null || d.createdAt > last ? d.createdAt : last),
+          null,
+        ),
       };
       return { data: { state: { data, expiresAt: new Date(Date.now() + 1_800_000).toISOString() } } };
     }
@@ -95,8 +123,9 @@ export async function startBaselineSessionServer(
     if (method === 'POST' && resource === 'responses' && !id) {
       const responseId = newId('rsp');
       await pool.query(
-        `insert into bench_session_responses (id, survey_id, contact_id, display_id, finished, data, meta)
-         values ($1, $2, $3, $4, $5, $6, $7)`,
+        `insert into bench_session_responses
+           (id, survey_id, contact_id, display_id, finished, data, meta, contact_attributes)
+         values ($1, $2, $3, $4, $5, $6, $7, (select attributes from bench_session_contacts where id = $3))`,
         [
           responseId,
           body.surveyId,
