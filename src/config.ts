@@ -261,7 +261,9 @@ export const VARIABLES = {
   },
   PROCESSOR_CONCURRENCY: {
     schema: Type.Integer({ default: 4, minimum: 1, maximum: 64 }),
-    meaning: 'Number of partitions a processor works on at the same time (1–64).',
+    meaning:
+      'Number of partitions a processor works on at the same time (1–64): the batches it fetched from ' +
+      'them are applied together, in one transaction.',
   },
   PROCESSOR_FETCH_WAIT_MS: {
     schema: Type.Integer({ default: 250, minimum: 10, maximum: 5000 }),

@@ -116,4 +116,70 @@ describe('consumer liveness', () => {
       await admin.disconnect();
     }
   });
+
+  test('the batches of partitions fetched together are applied in one call, their positions and offsets recorded together', async () => {
+    const groupId = `${world.config.kafka.groupPrefix}.together`;
+    const topic = world.topics.responses;
+    const keys = Array.from({ length: 40 }, (_, i) => `key-${i}`);
+    await Promise.all(keys.map((key) => world.publisher.publish({ topic, key, value: `{"key":"${key}"}` })));
+    const calls: ConsumedMessage[][] = [];
+    const written: { partition: number; next: string }[][] = [];
+    const together = await runConsumer(
+      world.kafka,
+      {
+        groupId,
+        topic,
+        concurrency: 4,
+        handler: async (messages) => void calls.push(messages),
+        positions: {
+          read: async () => undefined,
+          write: async (positions) => void written.push(positions),
+          markReplay: async () => undefined,
+        },
+      },
+      world.logger,
+    );
+    try {
+      await waitFor(() => calls.flat().length >= keys.length, { what: 'every record to be handed over' });
+      const seen = calls.flat().map((m) => m.key);
+      assert.deepEqual([...seen].sort(), [...keys].sort(), 'each record once');
+      const partitionsOf = (messages: ConsumedMessage[]) => new Set(messages.map((m) => m.partition)).size;
+      assert.ok(
+        calls.some((messages) => partitionsOf(messages) > 1),
+        `a call carried several partitions: ${calls.map(partitionsOf).join(', ')}`,
+      );
+      for (const messages of calls)
+        for (const partition of new Set(messages.map((m) => m.partition))) {
+          const offsets = messages.filter((m) => m.partition === partition).map((m) => BigInt(m.offset));
+          assert.deepEqual(
+            offsets,
+            [...offsets].sort((a, b) => (a < b ? -1 : 1)),
+            'in order per partition',
+          );
+        }
+      assert.equal(written.length, calls.length, 'one position write per call');
+
+      const admin = world.kafka.admin();
+      await admin.connect();
+      try {
+        const ends = await admin.fetchTopicOffsets(topic);
+        await waitFor(
+          async () => {
+            const [offsets] = await admin.fetchOffsets({ groupId, topics: [topic] });
+            return ends.every(
+              (end) => offsets!.partitions.find((c) => c.partition === end.partition)?.offset === end.offset,
+            );
+          },
+          { what: 'every partition committed up to its end' },
+        );
+        const last = new Map(written.flat().map((p) => [p.partition, p.next]));
+        for (const end of ends.filter((e) => e.offset !== '0'))
+          assert.equal(last.get(end.partition), end.offset, `position of partition ${end.partition}`);
+      } finally {
+        await admin.disconnect();
+      }
+    } finally {
+      await together.stop();
+    }
+  });
 });

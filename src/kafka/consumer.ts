@@ -2,8 +2,11 @@
 //
 // The contract with the handler: when it returns, the batch's effects are durable (committed to
 // PostgreSQL, or written to another topic). Only then is the offset committed, so a crash at any
-// point redelivers the batch, never skips it; handlers make redelivery harmless. Partitions are
-// processed concurrently (order across keys does not matter), each partition's batches in order.
+// point redelivers the batch, never skips it; handlers make redelivery harmless. The batches of
+// the partitions kafkajs fetched together (up to `concurrency` of them) are handed over as one, in
+// one call of the handler: one unit of work and one offset commit for all of them, where each batch
+// of its own cost a transaction and a commit (order across keys does not matter; each partition's
+// records stay in order, and its batches are applied one after the other).
 //
 // Liveness: kafkajs gives up for good on some crashes (a non-retriable error such as
 // KafkaJSGroupCoordinatorNotFound right after a broker starts, or a handler's bug), and the process
@@ -60,7 +63,8 @@ export interface BatchContext {
 }
 
 /**
- * Handles a batch. Resolving `'abandoned'` says the batch was left unapplied (taken away, or the
+ * Handles a batch: the records of one or more partitions of the topic, each partition's in order.
+ * Resolving `'abandoned'` says the batch was left unapplied (taken away, or the
  * consumer stopping, while its work was being retried): it is not committed, and the partition's
  * next owner redoes it. Resolving anything else says it is done: it is committed, even while the
  * consumer is stopping (a graceful stop commits what it applied).
@@ -76,7 +80,7 @@ export type BatchHandler = (
  */
 export interface PositionStore {
   read(partition: number): Promise<{ next: string; replayUntil: string | undefined } | undefined>;
-  write(partition: number, next: string): Promise<void>;
+  write(positions: { partition: number; next: string }[]): Promise<void>;
   /** Records that the records before `until` are applied again (a replay after a restore). */
   markReplay(partition: number, until: string): Promise<void>;
 }
@@ -241,6 +245,7 @@ export async function runConsumer(
       },
     });
     current = consumer;
+    const gather = gatherTurn((batches: TakenBatch[]) => applyTogether(consumer, batches));
     consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
       resumed = resumeFromStore(consumer, payload.memberAssignment[options.topic] ?? []);
       joined(consumer);
@@ -253,7 +258,7 @@ export async function runConsumer(
       eachBatchAutoResolve: false,
       partitionsConsumedConcurrently: options.concurrency,
       eachBatch: (payload) => {
-        const work = consumeBatch(consumer, payload);
+        const work = consumeBatch(gather, payload);
         inFlight.add(work);
         return work.finally(() => inFlight.delete(work));
       },
@@ -261,7 +266,11 @@ export async function runConsumer(
     if (stopping) await consumer.disconnect(); // stopped while this one was starting
   };
 
-  const consumeBatch = async (consumer: Consumer, payload: EachBatchPayload) => {
+  /**
+   * A partition's batch as kafkajs hands it over: checked, its messages read, and then applied with
+   * the other partitions' batches of the same fetch (applyTogether).
+   */
+  const consumeBatch = async (gather: (batch: TakenBatch) => Promise<void>, payload: EachBatchPayload) => {
     const { batch } = payload;
     if (batch.messages.length === 0) return;
     // A batch fetched before its partition was sought back to the store's position is not applied.
@@ -281,15 +290,28 @@ export async function runConsumer(
         ]),
       ),
     }));
-    const isActive = () => !stopping && payload.isRunning() && !payload.isStale();
+    await gather({ payload, received });
+  };
+
+  /**
+   * The batches of one fetch (up to `concurrency` partitions), handed to the handler at once: one
+   * unit of work for all of them, their positions written and their offsets committed together.
+   * A partition taken away meanwhile is not committed: its new owner redoes its batch.
+   */
+  const applyTogether = async (consumer: Consumer, batches: TakenBatch[]) => {
+    const { topic } = batches[0]!.payload.batch;
+    const received = batches.flatMap((b) => b.received);
+    const partitions = batches.map((b) => b.payload.batch.partition);
+    const isActive = () =>
+      !stopping && batches.every(({ payload }) => payload.isRunning() && !payload.isStale());
     const context: BatchContext = {
-      heartbeat: () => payload.heartbeat(),
+      heartbeat: () => batches[0]!.payload.heartbeat(),
       isActive,
       retrying: () => options.metrics?.kafka.transientRetries.inc(group),
     };
-    const committed = await traceConsumedBatch(batch.topic, received, async (traces) => {
+    const committed = await traceConsumedBatch(topic, received, async (traces) => {
       const messages = received.map<ConsumedMessage>((m, i) => ({
-        topic: batch.topic,
+        topic,
         partition: m.partition,
         offset: m.offset,
         key: m.key,
@@ -302,28 +324,34 @@ export async function runConsumer(
       try {
         outcome = await options.handler(messages, context);
       } catch (error) {
-        batchFailed(batch.partition, error);
-        throw error; // kafkajs retries the batch, then crashes the consumer, which is restarted
+        for (const partition of partitions) batchFailed(partition, error);
+        throw error; // kafkajs retries the batches, then crashes the consumer, which is restarted
       }
-      batchPassed(batch.partition);
-      // Not committed: the new owner of the partition redoes the batch. A stopping consumer still
+      for (const partition of partitions) batchPassed(partition);
+      // Not committed: the new owner of a partition redoes its batch. A stopping consumer still
       // owns its partitions until it leaves the group, after this batch: what it applied is committed.
-      if (outcome === 'abandoned' || payload.isStale()) return false;
+      if (outcome === 'abandoned') return [];
+      const kept = batches.filter(({ payload }) => !payload.isStale());
       // resolveOffset moves this consumer's fetch position past the batch; the commit makes it durable.
-      payload.resolveOffset(batch.lastOffset());
-      const next = (BigInt(batch.lastOffset()) + 1n).toString();
-      await options.positions?.write(batch.partition, next);
-      await consumer
-        .commitOffsets([{ topic: batch.topic, partition: batch.partition, offset: next }])
-        .catch((error: unknown) => {
-          throw groupChange(error) ?? error;
-        });
-      return true;
+      const ends = kept.map(({ payload }) => {
+        const last = payload.batch.lastOffset();
+        payload.resolveOffset(last);
+        return { topic, partition: payload.batch.partition, offset: (BigInt(last) + 1n).toString() };
+      });
+      if (ends.length === 0) return [];
+      await options.positions?.write(ends.map(({ partition, offset }) => ({ partition, next: offset })));
+      await consumer.commitOffsets(ends).catch((error: unknown) => {
+        throw groupChange(error) ?? error;
+      });
+      return kept;
     });
-    if (!committed) return;
-    const labels = { topic: batch.topic, partition: String(batch.partition) };
-    options.metrics?.kafka.processed.inc({ topic: batch.topic }, received.length);
-    options.metrics?.kafka.consumerLag.set(labels, Number(batch.offsetLag()));
+    for (const { payload, received: applied } of committed) {
+      options.metrics?.kafka.processed.inc({ topic }, applied.length);
+      options.metrics?.kafka.consumerLag.set(
+        { topic, partition: String(payload.batch.partition) },
+        Number(payload.batch.offsetLag()),
+      );
+    }
   };
 
   /**
@@ -448,3 +476,31 @@ const GROUP_CHANGES = new Set([
   'ILLEGAL_GENERATION',
   'UNKNOWN_MEMBER_ID',
 ]);
+
+/** A partition's batch, its messages read, waiting to be applied with the others of its fetch. */
+interface TakenBatch {
+  payload: EachBatchPayload;
+  received: Omit<ConsumedMessage, 'topic' | 'trace'>[];
+}
+
+/**
+ * Collects what is given during one turn of the event loop and applies it at once, once the turn's
+ * I/O callbacks have run (setImmediate): kafkajs hands the batches of a fetch to its workers, up to
+ * `concurrency` of them, in one turn. Each giver is settled with the outcome of the whole.
+ */
+function gatherTurn<T>(apply: (items: T[]) => Promise<void>): (item: T) => Promise<void> {
+  let waiting: { item: T; resolve: () => void; reject: (error: unknown) => void }[] = [];
+  return (item) =>
+    new Promise((resolve, reject) => {
+      waiting.push({ item, resolve, reject });
+      if (waiting.length > 1) return;
+      setImmediate(() => {
+        const taken = waiting;
+        waiting = [];
+        apply(taken.map((t) => t.item)).then(
+          () => taken.forEach((t) => t.resolve()),
+          (error: unknown) => taken.forEach((t) => t.reject(error)),
+        );
+      });
+    });
+}

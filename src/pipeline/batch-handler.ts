@@ -89,7 +89,10 @@ export function batchHandler<C extends Named, E extends Named>(
 ): BatchHandler {
   const parse = parseEvent(processor.schema, processor.keyOf);
   return async (messages, context) => {
-    const log = deps.logger.child({ topic: messages[0]?.topic, partition: messages[0]?.partition });
+    const log = deps.logger.child({
+      topic: messages[0]?.topic,
+      partitions: [...new Set(messages.map((m) => m.partition))],
+    });
     const commands: C[] = [];
     const letters: DeadLetter[] = [];
     const messageOf = new Map<C, ConsumedMessage>();
@@ -175,9 +178,15 @@ export function batchHandler<C extends Named, E extends Named>(
     if (culprits.length > 0) {
       for (const { command, error } of culprits) {
         deps.metrics?.kafka.deadLettered.inc({ reason: 'unappliable' });
-        const { offset } = messageOf.get(command)!;
+        const { partition, offset } = messageOf.get(command)!;
         log.warn(
-          { key: processor.keyOf(command), offset, sqlState: error.sqlState, reason: error.reason },
+          {
+            key: processor.keyOf(command),
+            partition,
+            offset,
+            sqlState: error.sqlState,
+            reason: error.reason,
+          },
           'unappliable command dead-lettered',
         );
       }

@@ -26,7 +26,7 @@ import { startSummaryRecounts } from '../pipeline/summary-recounts.ts';
 import type { Polling } from '../pipeline/polling.ts';
 import { pruningWindows, startPruning } from '../pipeline/pruning.ts';
 import { autovacuumRuns } from '../store/pruning.ts';
-import { readPosition, recordPosition, recordReplay } from '../store/log-positions.ts';
+import { readPosition, recordPositions, recordReplay } from '../store/log-positions.ts';
 import { storeChangeReplayer } from '../pipeline/store-change-replay.ts';
 
 export interface ProcessorRoleDeps {
@@ -61,7 +61,8 @@ export async function startProcessors(deps: ProcessorRoleDeps): Promise<RunningP
         handler,
         positions: {
           read: (partition) => readPosition(orm.em, at(partition)),
-          write: (partition, next) => recordPosition(orm.em, { ...at(partition), next }),
+          write: (positions) =>
+            recordPositions(orm.em, { group: group.groupId, topic: group.topic }, positions),
           markReplay: (partition, until) => recordReplay(orm.em, at(partition), until),
         },
         metrics,

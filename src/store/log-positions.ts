@@ -50,12 +50,19 @@ export async function recordReplay(
   );
 }
 
-export async function recordPosition(em: EntityManager, position: PartitionPosition): Promise<void> {
+/** Records the positions of several partitions of one group and topic, each only moving forward. */
+export async function recordPositions(
+  em: EntityManager,
+  at: Omit<PartitionPosition, 'partition' | 'next'>,
+  positions: readonly { partition: number; next: string }[],
+): Promise<void> {
   await query(
     em,
-    `insert into log_positions (consumer_group, topic, partition, next_offset) values (?, ?, ?, ?)
+    `insert into log_positions (consumer_group, topic, partition, next_offset)
+     select ?, ?, p.partition, p.next_offset
+       from unnest(?::int[], ?::bigint[]) as p(partition, next_offset)
      on conflict (consumer_group, topic, partition) do update
        set next_offset = greatest(log_positions.next_offset, excluded.next_offset), updated_at = now()`,
-    [position.group, position.topic, position.partition, position.next],
+    [at.group, at.topic, positions.map((p) => p.partition), positions.map((p) => p.next)],
   );
 }
