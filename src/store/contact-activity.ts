@@ -2,12 +2,17 @@
 // the surveys it has seen and answered, and its stored segment membership (store/segment-members.ts).
 // Read by the edge on every identify (js-core identifies at each session of a signed-in visitor):
 // the identifies of one turn share one statement, over the `contact_id` indexes of displays,
-// responses and segment members.
+// responses and segment members (the function `chorus_contact_activity`).
 import { batchedReads } from './batched-reads.ts';
 import { query, type EntityManager } from './orm.ts';
 
 export interface ContactActivity {
-  /** The contact's newest displays (at most MAX_DISPLAYS), in no particular order. */
+  /**
+   * The contact's newest displays, in no particular order: at most 1,000 (the function's limit). The
+   * widget counts a survey's displays against its `displayLimit` and takes the newest for
+   * `lastDisplayAt`; a contact shown surveys on every page view for years would otherwise make every
+   * identify read (and send) all of them.
+   */
   displays: { id: string; surveyId: string; createdAt: string }[];
   /** The surveys the contact has a response for (each once, all of them). */
   respondedSurveyIds: string[];
@@ -19,13 +24,6 @@ export interface ContactActivity {
   /** Its stored segment membership and the digest of the attributes it holds for; none yet: null. */
   membership: { digest: string; segmentIds: string[] } | null;
 }
-
-/**
- * The newest displays kept in a user state. The widget counts a survey's displays against its
- * `displayLimit` and takes the newest for `lastDisplayAt`; a contact shown surveys on every page
- * view for years would otherwise make every identify read (and send) all of them.
- */
-const MAX_DISPLAYS = 1000;
 
 /** The activity of contacts, each read with the others asked for in the same turn (batched-reads.ts). */
 export function contactActivityReader(
@@ -65,21 +63,10 @@ async function readActivities(
     finished_at: Date | null;
   }>(
     em,
-    `(select 'response' as kind, contact_id as owner, null::text as id, survey_id, max(created_at) as at,
-             max(created_at) filter (where finished) as finished_at
-        from responses where contact_id = any(?) group by contact_id, survey_id)
-     union all
-     (select 'display', ids.contact_id, d.id, d.survey_id, d.created_at, null::timestamptz
-        from unnest(?::text[]) as ids(contact_id)
-        cross join lateral (select id, survey_id, created_at from displays where contact_id = ids.contact_id
-                              order by created_at desc, id desc limit ${MAX_DISPLAYS}) d)
-     union all
-     (select 'member', contact_id, null::text, segment_id, null::timestamptz, null::timestamptz
-        from segment_members where contact_id = any(?))
-     union all
-     (select 'digest', contact_id, attributes_digest, '', null::timestamptz, null::timestamptz
-        from segment_evaluations where contact_id = any(?))`,
-    [contactIds, contactIds, contactIds, contactIds],
+    // Planned once per connection (Migration20261207000000_contact_activity): planning its four
+    // reads for every identify cost PostgreSQL more than running them.
+    'select kind, owner, id, survey_id, at, finished_at from chorus_contact_activity(?::text[])',
+    [contactIds],
   );
   const ofContact = new Map<string, ContactActivity>();
   const activityOf = (contactId: string) => {

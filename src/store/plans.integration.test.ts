@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestWorld } from '../../test/helpers/env.ts';
+import { contactActivityReader } from './contact-activity.ts';
 import { CONTACT_ATTRIBUTES, contactAttributes, contactReader } from './contacts.ts';
 import { INSERT_DISPLAYS, insertDisplays } from './displays.ts';
 import { createEnvironment } from './environments.ts';
@@ -126,6 +127,53 @@ test('on tables never analyzed, a display finds its response and a batch its con
     });
   });
 });
+
+test("an identify's history, first read on empty tables, is still read through the contact indexes once they have grown", async () => {
+  await withEnvironment('plans-history', async (orm, environmentId) => {
+    const surveyId = (await createSurvey(orm.em.fork(), { environmentId, status: 'inProgress' })).id;
+    // One connection throughout: the function's plan is made at its first call, and kept.
+    await orm.em.fork().transactional(async (tx) => {
+      const historyOf = contactActivityReader(tx);
+      assert.deepEqual((await historyOf(environmentId, 'ctc_7')).displays, []);
+      // Ten displays and responses for each of 2,000 contacts.
+      await query(
+        tx,
+        `insert into responses (id, environment_id, survey_id, finished, data, ttc, variables, meta, contact_id, created_at, updated_at)
+         select 'rsp_' || n, ?, ?, n % 2 = 0, '{}', '{}', '{}', '{}', 'ctc_' || (n % 2000), now(), now()
+         from generate_series(1, 20000) as n`,
+        [environmentId, surveyId],
+      );
+      await query(
+        tx,
+        `insert into displays (id, environment_id, survey_id, contact_id, created_at, updated_at)
+         select 'dsp_' || n, ?, ?, 'ctc_' || (n % 2000), now(), now() from generate_series(1, 20000) as n`,
+        [environmentId, surveyId],
+      );
+      const before = await scans(tx);
+      const history = await historyOf(environmentId, 'ctc_7');
+      assert.equal(history.displays.length, 10);
+      assert.deepEqual(history.respondedSurveyIds, [surveyId]);
+      const after = await scans(tx);
+      for (const table of ['responses', 'displays'] as const) {
+        assert.equal(after[table].seq, before[table].seq, `no sequential scan of ${table}`);
+        assert.ok(after[table].idx > before[table].idx, `${table} read through an index`);
+      }
+    });
+  });
+});
+
+/** The scans of responses and displays in this transaction so far. */
+async function scans(tx: EntityManager) {
+  const rows = await query<{ relname: 'responses' | 'displays'; seq: string; idx: string }>(
+    tx,
+    `select relname, seq_scan as seq, coalesce(idx_scan, 0) as idx from pg_stat_xact_user_tables
+     where relname in ('responses', 'displays')`,
+    [],
+  );
+  return Object.fromEntries(
+    rows.map((r) => [r.relname, { seq: Number(r.seq), idx: Number(r.idx) }]),
+  ) as Record<'responses' | 'displays', { seq: number; idx: number }>;
+}
 
 test("a database URL's own server options are kept beside the custom plans", () => {
   assert.deepEqual(withCustomPlans('postgres://u@db.example.com:5432/chorus?sslmode=require'), {

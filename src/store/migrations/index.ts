@@ -27,6 +27,7 @@ import { Migration20261206010000_log_positions } from './Migration20261206010000
 import { Migration20261206020000_store_incarnation } from './Migration20261206020000_store_incarnation.ts';
 import { Migration20261206030000_store_changes } from './Migration20261206030000_store_changes.ts';
 import { Migration20261206040000_log_replays } from './Migration20261206040000_log_replays.ts';
+import { Migration20261207000000_contact_activity } from './Migration20261207000000_contact_activity.ts';
 
 /** Each checked-in migration's class, under its name (names.ts): the compiler holds the two lists equal. */
 const classes = {
@@ -55,6 +56,7 @@ const classes = {
   Migration20261206020000_store_incarnation,
   Migration20261206030000_store_changes,
   Migration20261206040000_log_replays,
+  Migration20261207000000_contact_activity,
 } satisfies Record<MigrationName, MigrationObject['class']>;
 
 export const migrationsList: MigrationObject[] = MIGRATION_NAMES.map((name) => ({

@@ -27,6 +27,7 @@ export const MIGRATION_NAMES = [
   'Migration20261206020000_store_incarnation',
   'Migration20261206030000_store_changes',
   'Migration20261206040000_log_replays',
+  'Migration20261207000000_contact_activity',
 ] as const;
 
 export type MigrationName = (typeof MIGRATION_NAMES)[number];
