@@ -43,7 +43,10 @@ describe('health', () => {
     const started = Date.now();
     const down = await call(app.baseUrl, 'GET', '/api/v2/health');
     assert.deepEqual(down.body, { data: { main_database: false, cache_database: true, event_log: true } });
-    assert.ok(Date.now() - started < 100, 'a probe is answered from the latest result, at once');
+    // A bound for a loaded CI machine (the parallel suite once took over 100 ms for this call), far
+    // below the 2 s a probe would wait for a check of a store that does not answer.
+    const took = Date.now() - started;
+    assert.ok(took < 1_000, `a probe is answered from the latest result, at once (${took} ms)`);
     const intake = await call(app.baseUrl, 'GET', '/health/intake');
     assert.equal(intake.status, 200, 'the edge takes writes: it stays in service');
     assert.deepEqual(intake.body, down.body);
