@@ -91,7 +91,9 @@ async function readActivities(
         createdAt: new Date(row.at!).toISOString(),
       });
     } else if (row.kind === 'member') {
-      members.set(row.owner, [...(members.get(row.owner) ?? []), row.survey_id]);
+      const segmentIds = members.get(row.owner);
+      if (segmentIds) segmentIds.push(row.survey_id);
+      else members.set(row.owner, [row.survey_id]);
     } else {
       activity.membership = { digest: row.id!, segmentIds: [] };
     }
