@@ -9,6 +9,7 @@
 // shared, before its contact locks, and reads the definitions after it. So a batch of identifies
 // either commits before the recomputation (which then sees its attributes) or evaluates with the
 // new definitions. (Exclusive before shared everywhere, and both before the contact locks: no cycle.)
+import { groupBy } from '../group-by.ts';
 import { query, type EntityManager } from './orm.ts';
 import type { KeyType } from '../segments/evaluate.ts';
 import type { Filters } from '../segments/filters.ts';
@@ -75,15 +76,7 @@ export async function refreshContactMembership(
     'select id, environment_id, attributes from contacts where id = any(?)',
     [[...contactIds]],
   );
-  // Grouped in place: a copy of the group per row was quadratic in the batch (an import's batch of
-  // 40,000 contacts kept the processor busy for minutes).
-  const byEnvironment = new Map<string, ContactRow[]>();
-  for (const row of rows) {
-    const group = byEnvironment.get(row.environment_id);
-    if (group) group.push(row);
-    else byEnvironment.set(row.environment_id, [row]);
-  }
-  for (const [environmentId, contacts] of byEnvironment) {
+  for (const [environmentId, contacts] of groupBy(rows, (row) => row.environment_id)) {
     await writeMembership(tx, await findEnvironmentSegments(tx, environmentId), contacts);
   }
 }

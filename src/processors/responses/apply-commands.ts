@@ -3,6 +3,7 @@
 // created yet → fold → single-use check → link contacts → persist, delete the deleted → link
 // displays → count quotas → count summaries → record rejections → enqueue the deliveries of every
 // change → announce every change and deletion on response-events (before the commit).
+import { groupBy } from '../../group-by.ts';
 import type { EntityManager } from '../../store/orm.ts';
 import { lockResponses, removeResponses, saveResponses } from '../../store/response-rows.ts';
 import { recordRefused, refusedAmong } from '../../store/refused-responses.ts';
@@ -40,12 +41,7 @@ export async function applyCommands(
   commands: readonly ResponseCommand[],
   effects: Effects<ResponseCommand, ResponseFact>,
 ): Promise<void> {
-  const byResponse = new Map<string, ResponseCommand[]>();
-  for (const command of commands) {
-    const list = byResponse.get(command.responseId) ?? [];
-    list.push(command);
-    byResponse.set(command.responseId, list);
-  }
+  const byResponse = groupBy(commands, (command) => command.responseId);
 
   const existing = await lockResponses(tx, [...byResponse.keys()]);
   const rejections: Rejected<ResponseCommand, RejectionReason>[] = [];
