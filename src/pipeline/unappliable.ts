@@ -30,6 +30,7 @@
 // batch with more commands of the key applies them too). For a response, a skipped create leaves
 // its later updates parked until they expire as `response_not_found`, exactly as if the create had
 // been lost.
+import { groupBy } from '../group-by.ts';
 
 /** The PostgreSQL verdict that a statement's values cannot be stored. */
 export class UnappliableError extends Error {
@@ -131,12 +132,5 @@ export async function isolateUnappliable<C>(
     return true;
   };
 
-  const byKey = new Map<string, C[]>();
-  for (const command of commands) {
-    const key = keyOf(command);
-    const group = byKey.get(key);
-    if (group) group.push(command);
-    else byKey.set(key, [command]);
-  }
-  return (await isolate([...byKey.values()], failure)) ? culprits : undefined;
+  return (await isolate([...groupBy(commands, keyOf).values()], failure)) ? culprits : undefined;
 }
