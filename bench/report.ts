@@ -190,8 +190,21 @@ export function formatTable(report: BenchReport): string {
   ].join('\n');
 }
 
+/** What the response path's cost comparison reports (all of it, or `BENCH_ONLY=responses`). */
+export type CostReport = Pick<
+  BenchReport,
+  | 'baselineCost'
+  | 'floorCost'
+  | 'chorusCost'
+  | 'costRounds'
+  | 'costToBaseline'
+  | 'storedToBaseline'
+  | 'floorToBaseline'
+  | 'costToFloor'
+> & { settings: Pick<BenchReport['settings'], 'costConnections' | 'durationS'> };
+
 /** CPU per stored response: the baseline, the log-first floor and Chorus side by side, by process. */
-function costTable(report: BenchReport): string[] {
+export function costTable(report: CostReport): string[] {
   const baseline = report.baselineCost;
   const chorus = report.chorusCost;
   if (!baseline || !chorus) return ['Cost per stored response: needs wrk (Debian package `wrk`).', ''];

@@ -50,6 +50,7 @@ import { measureContactsImport } from './contacts-import.ts';
 import {
   exportLines,
   importLines,
+  costTable,
   formatTable,
   sessionTable,
   writeJson,
@@ -91,11 +92,15 @@ const Settings = Type.Object({
   BENCH_COST_WARMUP_S: Type.Integer({ default: 10, minimum: 0 }),
   /** Distinct visitors of the session comparison (session-load.ts): fewer than sessions, so most return. */
   BENCH_SESSION_USERS: Type.Integer({ default: 5_000, minimum: 1 }),
-  /** `sessions`: only the visitor-session comparison (to iterate on it); `all`: every target. */
+  /**
+   * `sessions`: only the visitor-session comparison (to iterate on it); `responses`: only the
+   * response path's cost comparison; `all`: every target.
+   */
   BENCH_ONLY: Type.Union(
     [
       Type.Literal('all'),
       Type.Literal('sessions'),
+      Type.Literal('responses'),
       Type.Literal('identify'),
       Type.Literal('export'),
       Type.Literal('contacts-import'),
@@ -127,6 +132,25 @@ try {
   if (settings.BENCH_ONLY === 'sessions') {
     const rounds = await measureSessionRounds(bench, sessionSettings(), logger);
     console.log(sessionTable(rounds, settings.BENCH_COST_CONNECTIONS, settings.BENCH_DURATION_S).join('\n'));
+  } else if (settings.BENCH_ONLY === 'responses') {
+    const load = {
+      body: bench.body,
+      connections: settings.BENCH_CONNECTIONS,
+      durationS: settings.BENCH_DURATION_S,
+    };
+    const rounds = await measureCostRounds(bench, load);
+    if (!rounds) throw new Error('the cost comparison needs wrk (Debian package `wrk`)');
+    const cost = medianRound(rounds);
+    console.log(
+      costTable({
+        settings: { costConnections: settings.BENCH_COST_CONNECTIONS, durationS: settings.BENCH_DURATION_S },
+        baselineCost: cost.baseline,
+        floorCost: cost.floor,
+        chorusCost: cost.chorus,
+        ...ratiosOf(cost),
+        costRounds: rounds.map(ratiosOf),
+      }).join('\n'),
+    );
   } else if (settings.BENCH_ONLY === 'identify') {
     console.log(identifyStatesTable(await measureIdentifyStates(bench, identifyStatesSettings())).join('\n'));
   } else if (settings.BENCH_ONLY === 'export') {

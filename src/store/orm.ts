@@ -178,6 +178,18 @@ function statementOf(sql: string, values: readonly unknown[]): Statement {
 const observers = new WeakMap<Knex, (sql: string) => (error?: unknown) => void>();
 
 /**
+ * Marks where `rollBackToSavepoint` returns to, in `tx`'s transaction: what was done after it is
+ * undone, the transaction goes on. One mark per transaction (a later one takes its place).
+ */
+export async function markSavepoint(tx: EntityManager): Promise<void> {
+  await query(tx, 'savepoint chorus_mark', []);
+}
+
+export async function rollBackToSavepoint(tx: EntityManager): Promise<void> {
+  await query(tx, 'rollback to savepoint chorus_mark', []);
+}
+
+/**
  * A statement (for `query`) that reads the rows of the ids in its one array parameter, each looked
  * up through `table`'s primary key whatever PostgreSQL's statistics say, in the order given. With
  * `id = any(?)` or a list of ids, the planner scanned the whole table while it was young and not

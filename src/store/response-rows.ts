@@ -1,5 +1,5 @@
-// The response processor's hot path to the `responses` table: one locking read and one upsert per
-// batch, each one statement with its values sent as parameters (the unit of work's change tracking
+// The response processor's hot path to the `responses` table: one locking read (of the responses
+// not created in the batch) and one upsert per batch (an insert for those created), each one statement with its values sent as parameters (the unit of work's change tracking
 // costs more CPU than everything else in the batch; these two statements are all the batch needs).
 // The upsert takes the whole batch as ONE JSON parameter read element by element, so a batch of
 // any size is one statement, within PostgreSQL's 65,535 parameters.
@@ -46,9 +46,13 @@ function fieldOf(field: keyof ResponseState): string {
   return type === 'varchar' ? `x->>'${field}'` : `(x->>'${field}')::${type}`;
 }
 // The JSON holds the states as they are, by field name.
-const UPSERT = `insert into responses (${COLUMN_LIST})
-  select ${FIELDS.map(fieldOf).join(', ')} from jsonb_array_elements(?::jsonb) as x
+const INSERT_ROWS = `insert into responses (${COLUMN_LIST})
+  select ${FIELDS.map(fieldOf).join(', ')} from jsonb_array_elements(?::jsonb) as x`;
+const UPSERT = `${INSERT_ROWS}
   on conflict (id) do update set ${UPDATED.map((f) => `${COLUMNS[f][0]} = excluded.${COLUMNS[f][0]}`).join(', ')}`;
+/** Inserts the new ones only, and counts them. */
+const INSERT_NEW = `with inserted as (${INSERT_ROWS} on conflict (id) do nothing returning 1)
+  select count(*)::int as n from inserted`;
 
 type Row = Record<string, unknown>;
 
@@ -76,6 +80,23 @@ function stateOf(row: Row): ResponseState {
 export async function saveResponses(tx: EntityManager, states: readonly ResponseState[]): Promise<void> {
   if (states.length === 0) return;
   await query(tx, UPSERT, [JSON.stringify(states)]);
+}
+
+/**
+ * Inserts responses believed new, leaving alone any that is stored already: resolves the number
+ * inserted (fewer than given when some were there).
+ */
+export async function insertResponses(tx: EntityManager, states: readonly ResponseState[]): Promise<number> {
+  if (states.length === 0) return 0;
+  const [row] = await query<{ n: number }>(tx, INSERT_NEW, [JSON.stringify(states)]);
+  return row!.n;
+}
+
+/** Those of these ids that are stored responses. */
+export async function storedAmong(em: EntityManager, ids: readonly string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await query<{ id: string }>(em, rowsByIds('responses', 'id'), [ids]);
+  return new Set(rows.map((row) => row.id));
 }
 
 function toIso(value: unknown): string {

@@ -3,6 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomInt } from 'node:crypto';
 import type { ResponseCommand, ResponseCreated, ResponseUpdated } from '../../events/responses.ts';
+import type { ResponseFact } from '../../events/response-events.ts';
 import { runConsumer, type RunningConsumer } from '../../kafka/consumer.ts';
 import { AppliedEvent, Response } from '../../store/entities.ts';
 import {
@@ -143,6 +144,34 @@ describe('response processor', () => {
     const twice = await world.orm.em.fork().findOneOrFail(Response, { id });
     assert.deepEqual({ ...twice }, { ...once });
     assert.deepEqual(recorded, [], 'a redelivered create is skipped, not rejected as a duplicate');
+  });
+
+  test('a create that comes again under another event id is refused, and the updates after it apply to the stored response', async () => {
+    // A batch that begins a response with its create does not read it (it is taken to be new); here
+    // it is stored already, which the insert finds: the batch is done again, reading it.
+    const id = 'rsp_created_twice';
+    await unitOfWork(responseProcessor, world.orm.em, [created(id, { data: { a: 1 } })], ignoreEffects);
+    const rejected: unknown[] = [];
+    const published: ResponseFact[][] = [];
+    await unitOfWork(
+      responseProcessor,
+      world.orm.em,
+      [created(id, { data: { a: 'again' } }), updated(id, { data: { b: 2 } }), created('rsp_created_once')],
+      {
+        ...ignoreEffects,
+        reject: async (r) => void rejected.push(...r.map((x) => x.reason)),
+        publish: async (facts) => void published.push(facts),
+      },
+    );
+    const row = await world.orm.em.fork().findOneOrFail(Response, { id });
+    assert.deepEqual(row.data, { a: 1, b: 2 });
+    assert.ok(await world.orm.em.fork().findOne(Response, { id: 'rsp_created_once' }));
+    assert.deepEqual(rejected, ['response_already_exists']);
+    assert.equal(published.length, 1, 'the facts are written once');
+    assert.deepEqual(
+      published[0]!.map((f) => `${f.type} ${f.responseId}`),
+      [`response.updated ${id}`, 'response.created rsp_created_once'],
+    );
   });
 
   test('a backlog batch of 5,000 new responses is applied whole in one transaction', async () => {
