@@ -29,11 +29,13 @@ const Settings = Type.Object({
   BENCH_LOG_LEVEL: LogLevel,
   /**
    * What is sent: response creates, identifies of a new user each time (loaded by wrk), or visitors'
-   * whole sessions (session-load.ts, BENCH_CONNECTIONS visitors at once; BENCH_RATE does not apply).
+   * whole sessions (session-load.ts, BENCH_CONNECTIONS visitors at once; BENCH_RATE does not apply),
+   * or nothing for BENCH_DURATION_S (`idle`: what Chorus costs with no traffic).
    */
-  BENCH_REQUEST: Type.Union([Type.Literal('responses'), Type.Literal('identify'), Type.Literal('sessions')], {
-    default: 'responses',
-  }),
+  BENCH_REQUEST: Type.Union(
+    [Type.Literal('responses'), Type.Literal('identify'), Type.Literal('sessions'), Type.Literal('idle')],
+    { default: 'responses' },
+  ),
   /** Requests/s from the paced (open-loop) generator instead of wrk's (or autocannon's) as-fast-as-answered. */
   BENCH_RATE: Type.Optional(Type.Number({ minimum: 1 })),
 });
@@ -51,7 +53,10 @@ try {
   ]);
   try {
     await chorus.ready(120_000);
-    if (settings.BENCH_REQUEST === 'sessions') {
+    if (settings.BENCH_REQUEST === 'idle') {
+      await new Promise((resolve) => setTimeout(resolve, settings.BENCH_DURATION_S * 1000));
+      console.log(`${settings.BENCH_ROLE}: idle for ${settings.BENCH_DURATION_S} s`);
+    } else if (settings.BENCH_REQUEST === 'sessions') {
       const sessions = await runSessionLoad({
         origin: `http://127.0.0.1:${port}`,
         environmentId: bench.environmentId,

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 const require = createRequire(import.meta.url);
 
 describe('kafkajs tuning', () => {
-  it("is in place once Chorus is loaded: the producer's send, the metadata read, a consumer's join, and the checksum, buffer growth and Produce request kafkajs writes with", () => {
+  it("is in place once Chorus is loaded: the producer's send, the metadata read, a consumer's join, a connection's request queue, and the checksum, buffer growth and Produce request kafkajs writes with", () => {
     // In a process of its own: Chorus' roles load kafkajs only after its replacements are in place.
     const root = fileURLToPath(new URL('../..', import.meta.url));
     const script = `
@@ -20,18 +20,23 @@ describe('kafkajs tuning', () => {
       const produce = require('kafkajs/src/protocol/requests/produce/v3/request.js');
       const BrokerPool = require('kafkajs/src/cluster/brokerPool.js');
       const ConsumerGroup = require('kafkajs/src/consumer/consumerGroup.js');
+      const RequestQueue = require('kafkajs/src/network/requestQueue/index.js');
       const ours = [crc, send, produce].map((f) => f.name);
       process.stdout.write([
         ...ours,
         Encoder.prototype.ensureAvailable.toString().includes('allocUnsafe'),
         BrokerPool.prototype.refreshMetadata.toString().includes('isUnknownTopic'),
         ConsumerGroup.prototype.joinAndSync.name,
+        RequestQueue.prototype.scheduleCheckPendingRequests.name,
       ].join(' '));`;
     const used = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
       cwd: root,
       encoding: 'utf8',
     });
-    assert.equal(used, 'crc32c createSendMessages produceInOneBuffer true true joinAndSyncAgain');
+    assert.equal(
+      used,
+      'crc32c createSendMessages produceInOneBuffer true true joinAndSyncAgain scheduleCheckWhilePending',
+    );
   });
 
   it('encodes records that decode to what was written, however far each encoder grew', () => {

@@ -13,6 +13,8 @@
 // - A consumer's join of its group (`src/consumer/consumerGroup.js`): a join that no broker
 //   answered (the coordinator's broker just stopped) crashed the consumer; it is tried again
 //   (consumer-join.ts).
+// - A connection's request queue (`src/network/requestQueue/index.js`): it checked its pending
+//   requests about a thousand times a second with none pending (request-queue.ts).
 // - The checksum of each record batch (CRC-32C): kafkajs takes its function from its module
 //   `src/protocol/recordBatch/crc32C/index.js`, which it loads with its record batch encoder at the
 //   first write; that module's entry in the CommonJS cache is filled here before, with crc32c.ts.
@@ -33,6 +35,7 @@ import { encodeProduceRequest, type ProduceArgs } from './produce-request.ts';
 import { createSendMessages } from './send-messages.ts';
 import { askingOthersOnUnknownTopic } from './metadata-refresh.ts';
 import { joiningAgainWhileUnanswered } from './consumer-join.ts';
+import { scheduleCheckWhilePending, type KafkajsRequestQueue } from './request-queue.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -70,6 +73,12 @@ ConsumerGroup.prototype.joinAndSync = joiningAgainWhileUnanswered(
   ConsumerGroup.prototype.joinAndSync,
   (group) => group.cluster.isConnected(),
 );
+
+/** kafkajs' request queue, whose check of pending requests is armed only while some are pending. */
+const RequestQueue = require('kafkajs/src/network/requestQueue/index.js') as {
+  prototype: KafkajsRequestQueue & { scheduleCheckPendingRequests(): void };
+};
+RequestQueue.prototype.scheduleCheckPendingRequests = scheduleCheckWhilePending;
 
 /** Makes `require(path)` answer `exports`, unless the module was loaded already (kafkajs' own stays). */
 function primeModule(path: string, exports: unknown): void {
