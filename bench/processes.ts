@@ -22,8 +22,11 @@ export function startChorusProcess(
   port: number,
   /** Node flags, e.g. `--cpu-prof`; the processes `chorus start` starts run under them too. */
   nodeFlags: string[] = [],
+  /** The checkout whose Chorus runs (built: its dist/); by default this one. */
+  root?: string,
 ): ChorusProcess {
-  const child: ChildProcess = spawn(process.execPath, [...nodeFlags, CLI, 'start', '--role', role], {
+  const cli = root === undefined ? CLI : `${root}/bin/chorus.js`;
+  const child: ChildProcess = spawn(process.execPath, [...nodeFlags, cli, 'start', '--role', role], {
     env: { ...env, PORT: String(port) },
     stdio: ['ignore', 'ignore', 'inherit'],
   });

@@ -90,6 +90,12 @@ const Settings = Type.Object({
    * cost Chorus a fifth less per stored session (docs/performance.md).
    */
   BENCH_COST_WARMUP_S: Type.Integer({ default: 10, minimum: 0 }),
+  /**
+   * Another checkout of Chorus (its path, built with `npm run build`), measured in every round of
+   * the response path's cost comparison beside this one, each on a fresh database: two commits
+   * compared side by side in one run, on the same machine at the same moments.
+   */
+  BENCH_COMPARE_WITH: Type.Optional(Type.String()),
   /** Distinct visitors of the session comparison (session-load.ts): fewer than sessions, so most return. */
   BENCH_SESSION_USERS: Type.Integer({ default: 5_000, minimum: 1 }),
   /**
@@ -151,6 +157,8 @@ try {
         costRounds: rounds.map(ratiosOf),
       }).join('\n'),
     );
+    if (settings.BENCH_COMPARE_WITH)
+      console.log(comparisonLines(rounds, settings.BENCH_COMPARE_WITH).join('\n'));
   } else if (settings.BENCH_ONLY === 'identify') {
     console.log(identifyStatesTable(await measureIdentifyStates(bench, identifyStatesSettings())).join('\n'));
   } else if (settings.BENCH_ONLY === 'export') {
@@ -330,6 +338,8 @@ interface CostRound {
   baseline: CostResult;
   floor: CostResult;
   chorus: CostResult;
+  /** BENCH_COMPARE_WITH's Chorus, when it is set. */
+  other?: CostResult;
 }
 
 /**
@@ -342,12 +352,23 @@ async function measureCostRounds(bench: ResponseBenchWorld, load: Load): Promise
   for (let round = 0; round < settings.BENCH_COST_ROUNDS; round++) {
     const world = await bench.another();
     try {
+      const other = settings.BENCH_COMPARE_WITH;
       const measure = {
         baseline: () => baselineCost(world, load),
         floor: () => floorCost(world, load),
         chorus: () => chorusCost(world, load),
+        other: async () => {
+          const own = await bench.another();
+          try {
+            return await chorusCost(own, load, other);
+          } finally {
+            await own.stop();
+          }
+        },
       };
-      const order = ['baseline', 'floor', 'chorus'] as const;
+      const order = other
+        ? (['baseline', 'floor', 'chorus', 'other'] as const)
+        : (['baseline', 'floor', 'chorus'] as const);
       const results: Partial<CostRound> = {};
       for (const target of round % 2 === 0 ? order : [...order].reverse()) {
         const result = await measure[target]();
@@ -374,6 +395,27 @@ function ratiosOf({ baseline, floor, chorus }: CostRound) {
     floorToBaseline: floor.cpuMicrosPerRow / baseline.cpuMicrosPerRow,
     costToFloor: chorus.cpuMicrosPerRow / floor.cpuMicrosPerRow,
   };
+}
+
+/** This Chorus against BENCH_COMPARE_WITH's, round by round: CPU per stored response and its ratio. */
+function comparisonLines(rounds: CostRound[], other: string): string[] {
+  const ratios = rounds.map((r) => r.chorus.cpuMicrosPerRow / r.other!.cpuMicrosPerRow).sort((a, b) => a - b);
+  return [
+    `This checkout against ${other}, µs of CPU per stored response, round by round:`,
+    ...rounds.map(
+      (r, i) =>
+        `  round ${i + 1}: ${r.chorus.cpuMicrosPerRow.toFixed(0)} against ${r.other!.cpuMicrosPerRow.toFixed(0)} ` +
+        `(${(r.chorus.cpuMicrosPerRow / r.other!.cpuMicrosPerRow).toFixed(2)}); ${byProcess(r.chorus)} against ${byProcess(r.other!)}`,
+    ),
+    `  median ratio: ${ratios[(ratios.length - 1) >> 1]!.toFixed(2)}`,
+  ];
+}
+
+function byProcess(cost: CostResult): string {
+  return Object.entries(cost.byProcess)
+    .filter(([, micros]) => micros >= 1)
+    .map(([name, micros]) => `${name} ${micros.toFixed(0)}`)
+    .join(', ');
 }
 
 /** The cost comparison's warm-up of the target at `url` (BENCH_COST_WARMUP_S): the 2xx answers. */
@@ -425,9 +467,13 @@ async function floorCost(world: ResponseBenchWorld, load: Load): Promise<CostRes
 }
 
 /** `chorus start` (every role) on the round's database: a warm-up, stored in full, then the cost. */
-async function chorusCost(world: ResponseBenchWorld, load: Load): Promise<CostResult | undefined> {
+async function chorusCost(
+  world: ResponseBenchWorld,
+  load: Load,
+  root?: string,
+): Promise<CostResult | undefined> {
   const port = await freePort();
-  const chorus = startChorusProcess('all', world.world.env, port);
+  const chorus = startChorusProcess('all', world.world.env, port, [], root);
   try {
     await chorus.ready(READY_TIMEOUT_MS);
     const url = `http://127.0.0.1:${port}${world.path}`;
