@@ -84,6 +84,26 @@ export const ResponseFact = Type.Union([
 export type ResponseFact = Static<typeof ResponseFact>;
 export const ResponseFactCheck = Compile(ResponseFact);
 
+/** The snapshot last written, and its JSON: the facts of one change follow each other. */
+let lastSnapshot: ResponseSnapshot | undefined;
+let lastSnapshotJson = '';
+
+/**
+ * A fact's JSON, as `JSON.stringify` writes it, the response's snapshot written once for the facts
+ * of one change that carry it (a response created finished is announced `created` and `finished`,
+ * with the same snapshot). The snapshot must be the fact's last field, as the response processor
+ * builds it; another order gives the same JSON with the fields in another order.
+ */
+export function responseFactJson(fact: ResponseFact): string {
+  if (fact.type === 'response.deleted') return JSON.stringify(fact);
+  if (fact.response !== lastSnapshot) {
+    lastSnapshot = fact.response;
+    lastSnapshotJson = JSON.stringify(fact.response);
+  }
+  const { response: _, ...envelope } = fact;
+  return `${JSON.stringify(envelope).slice(0, -1)},"response":${lastSnapshotJson}}`;
+}
+
 /**
  * Deterministic ids: a redelivered batch announces the same changes with the same ids. A response
  * is created, finished and deleted once; each update is named by the command that made it.

@@ -10,7 +10,7 @@ import type { DisplayCreatedFact } from '../events/display-events.ts';
 import type { ContactFact } from '../events/contact-events.ts';
 import type { SurveyFact } from '../events/survey-events.ts';
 import type { StoreChange } from '../events/store-changes.ts';
-import type { ResponseFact } from '../events/response-events.ts';
+import { responseFactJson, type ResponseFact } from '../events/response-events.ts';
 import type { ResponseCommand } from '../events/responses.ts';
 import type { TraceHeaders } from '../observability/tracing.ts';
 import type { Topics } from './kafka.ts';
@@ -55,12 +55,17 @@ export interface Outputs {
 /** Only `publish` is used: tests hand in a recorder instead of a Kafka producer. */
 type Writer = Pick<Publisher, 'publish'>;
 
-function output<E>(publisher: Writer, topic: string, keyOf: (event: E) => string): Output<E> {
+function output<E>(
+  publisher: Writer,
+  topic: string,
+  keyOf: (event: E) => string,
+  json: (event: E) => string = JSON.stringify,
+): Output<E> {
   return {
     topic,
     keyOf,
     publish: (event, options) =>
-      publisher.publish({ topic, key: keyOf(event), value: JSON.stringify(event), ...options }),
+      publisher.publish({ topic, key: keyOf(event), value: json(event), ...options }),
   };
 }
 
@@ -69,7 +74,7 @@ export function createOutputs(publisher: Writer, topics: Topics): Outputs {
     responses: output(publisher, topics.responses, (c) => c.responseId),
     displays: output(publisher, topics.displays, (d) => d.displayId),
     contacts: output(publisher, topics.contacts, (c) => contactKey(c.environmentId, c.userId)),
-    responseEvents: output(publisher, topics['response-events'], (e) => e.responseId),
+    responseEvents: output(publisher, topics['response-events'], (e) => e.responseId, responseFactJson),
     displayEvents: output(publisher, topics['display-events'], (e) => e.displayId),
     contactEvents: output(publisher, topics['contact-events'], (e) => e.contactId),
     surveyEvents: output(publisher, topics['survey-events'], (e) => e.surveyId),
