@@ -84,7 +84,13 @@ describe("kafkajs' request queue with its pending check armed only while request
   });
 
   it("is what kafkajs' own is not: kafkajs' checks an empty queue hundreds of times a second", async () => {
-    const q = new RequestQueue({
+    // kafkajs' module as it ships, loaded anew: once Chorus is loaded, the cached one has the replacement.
+    const path = require.resolve('kafkajs/src/network/requestQueue/index.js');
+    const cached = require.cache[path];
+    delete require.cache[path];
+    const KafkajsQueue = require(path) as typeof RequestQueue;
+    require.cache[path] = cached;
+    const q = new KafkajsQueue({
       requestTimeout: 30_000,
       clientId: 'test',
       broker: 'b:9092',
