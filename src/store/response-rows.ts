@@ -1,8 +1,9 @@
-// The response processor's hot path to the `responses` table: one locking read (of the responses
-// not created in the batch) and one upsert per batch (an insert for those created), each one statement with its values sent as parameters (the unit of work's change tracking
-// costs more CPU than everything else in the batch; these two statements are all the batch needs).
-// The upsert takes the whole batch as ONE JSON parameter read element by element, so a batch of
-// any size is one statement, within PostgreSQL's 65,535 parameters.
+// The response processor's hot path to the `responses` table: per batch, one locking read of the
+// responses it did not create and one upsert of them, and one insert of those it created, each one
+// statement with its values sent as parameters (the unit of work's change tracking costs more CPU
+// than everything else in the batch). The upsert and the insert take the whole batch as ONE JSON
+// parameter read element by element, so a batch of any size is one statement, within PostgreSQL's
+// 65,535 parameters.
 import type { ResponseState } from '../responses/state.ts';
 import { query, rowsByIds, type EntityManager } from './orm.ts';
 

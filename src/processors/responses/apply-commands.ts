@@ -5,7 +5,7 @@
 // record rejections → enqueue the deliveries of every change → announce every change and deletion
 // on response-events (before the commit).
 import { groupBy } from '../../group-by.ts';
-import type { EntityManager } from '../../store/orm.ts';
+import { markSavepoint, rollBackToSavepoint, type EntityManager } from '../../store/orm.ts';
 import {
   insertResponses,
   lockResponses,
@@ -13,7 +13,6 @@ import {
   saveResponses,
   storedAmong,
 } from '../../store/response-rows.ts';
-import { markSavepoint, rollBackToSavepoint } from '../../store/orm.ts';
 import { recordRefused, refusedAmong } from '../../store/refused-responses.ts';
 import { countResponseChanges } from '../../store/summary-counts.ts';
 import { findBatchSurveys } from '../../store/surveys.ts';
