@@ -134,16 +134,17 @@ if (sink)
     OTEL_EXPORTER_OTLP_ENDPOINT: sink.endpoint,
     OTEL_TRACES_SAMPLER: 'always_on',
   });
+/** The response creates of the bench's targets. */
+const load: Load = {
+  body: bench.body,
+  connections: settings.BENCH_CONNECTIONS,
+  durationS: settings.BENCH_DURATION_S,
+};
 try {
   if (settings.BENCH_ONLY === 'sessions') {
     const rounds = await measureSessionRounds(bench, sessionSettings(), logger);
     console.log(sessionTable(rounds, settings.BENCH_COST_CONNECTIONS, settings.BENCH_DURATION_S).join('\n'));
   } else if (settings.BENCH_ONLY === 'responses') {
-    const load = {
-      body: bench.body,
-      connections: settings.BENCH_CONNECTIONS,
-      durationS: settings.BENCH_DURATION_S,
-    };
     const rounds = await measureCostRounds(bench, load);
     if (!rounds) throw new Error('the cost comparison needs wrk (Debian package `wrk`)');
     const cost = medianRound(rounds);
@@ -166,11 +167,7 @@ try {
   } else if (settings.BENCH_ONLY === 'contacts-import') {
     console.log(importLines(await measureContactsImport(bench, settings.BENCH_IMPORT_CONTACTS)).join('\n'));
   } else {
-    await benchmark(bench, {
-      body: bench.body,
-      connections: settings.BENCH_CONNECTIONS,
-      durationS: settings.BENCH_DURATION_S,
-    });
+    await benchmark(bench, load);
     // Last, each in a world of its own: their rows would weigh on every other figure.
     const exporting = await bench.another();
     try {
@@ -399,13 +396,14 @@ function ratiosOf({ baseline, floor, chorus }: CostRound) {
 
 /** This Chorus against BENCH_COMPARE_WITH's, round by round: CPU per stored response and its ratio. */
 function comparisonLines(rounds: CostRound[], other: string): string[] {
-  const ratios = rounds.map((r) => r.chorus.cpuMicrosPerRow / r.other!.cpuMicrosPerRow).sort((a, b) => a - b);
+  const ratio = (r: CostRound) => r.chorus.cpuMicrosPerRow / r.other!.cpuMicrosPerRow;
+  const ratios = rounds.map(ratio).sort((a, b) => a - b);
   return [
     `This checkout against ${other}, µs of CPU per stored response, round by round:`,
     ...rounds.map(
       (r, i) =>
         `  round ${i + 1}: ${r.chorus.cpuMicrosPerRow.toFixed(0)} against ${r.other!.cpuMicrosPerRow.toFixed(0)} ` +
-        `(${(r.chorus.cpuMicrosPerRow / r.other!.cpuMicrosPerRow).toFixed(2)}); ${byProcess(r.chorus)} against ${byProcess(r.other!)}`,
+        `(${ratio(r).toFixed(2)}); ${byProcess(r.chorus)} against ${byProcess(r.other!)}`,
     ),
     `  median ratio: ${ratios[(ratios.length - 1) >> 1]!.toFixed(2)}`,
   ];
