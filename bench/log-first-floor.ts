@@ -10,7 +10,7 @@ import type { Consumer } from 'kafkajs';
 import pg from 'pg';
 import { loadConfig } from '../src/config.ts';
 import { createKafka } from '../src/kafka/kafka.ts';
-import { FETCH_MIN_BYTES } from '../src/kafka/consumer.ts';
+import { FETCH_LIMITS } from '../src/kafka/consumer.ts';
 import { Publisher } from '../src/kafka/publisher.ts';
 import type { Logger } from '../src/logger.ts';
 import { startKafkaCeilingServer } from './kafka-ceiling-server.ts';
@@ -40,7 +40,7 @@ export async function startLogFirstFloor(
   let stored = 0;
   const consumer: Consumer = kafka.consumer({
     groupId: `${config.kafka.topicPrefix}floor-${randomBytes(3).toString('hex')}`,
-    minBytes: FETCH_MIN_BYTES, // as Chorus' processors fetch (src/kafka/consumer.ts)
+    ...FETCH_LIMITS, // as Chorus' processors fetch (src/kafka/consumer.ts)
     maxWaitTimeInMs: 100,
   });
   await consumer.connect();

@@ -17,7 +17,7 @@ import uWS from 'uWebSockets.js';
 import { loadConfig } from '../src/config.ts';
 import { contactIdFor, newId } from '../src/ids.ts';
 import { createKafka, ensureTopics, topicsFor } from '../src/kafka/kafka.ts';
-import { FETCH_MIN_BYTES } from '../src/kafka/consumer.ts';
+import { FETCH_LIMITS } from '../src/kafka/consumer.ts';
 import { Publisher } from '../src/kafka/publisher.ts';
 import type { Logger } from '../src/logger.ts';
 import { answerJson, answerJsonBody, type JsonBody } from './uws-json.ts';
@@ -157,7 +157,7 @@ export async function startSessionFloor(
   };
   const consumer: Consumer = kafka.consumer({
     groupId: `${config.kafka.topicPrefix}session-floor-${randomBytes(3).toString('hex')}`,
-    minBytes: FETCH_MIN_BYTES, // as Chorus' processors fetch (src/kafka/consumer.ts)
+    ...FETCH_LIMITS, // as Chorus' processors fetch (src/kafka/consumer.ts)
     maxWaitTimeInMs: config.processor.fetchWaitMs,
   });
   await consumer.connect();

@@ -268,7 +268,7 @@ export const VARIABLES = {
   PROCESSOR_FETCH_WAIT_MS: {
     schema: Type.Integer({ default: 250, minimum: 10, maximum: 5000 }),
     meaning:
-      'How long a processor waits for 1 MiB of new events before it takes what there is (10–5000): the ' +
+      'How long a processor waits for 256 KiB of new events before it takes what there is (10–5000): the ' +
       'longest an accepted write waits to be applied when traffic is light. Longer gives larger batches ' +
       'under load, and so less CPU per stored response: 250 instead of 100 cost the processors, ' +
       'PostgreSQL and the broker about 7 % less (see [Performance](performance.md)).',
@@ -621,7 +621,7 @@ export interface Config {
   };
   readonly processor: {
     readonly concurrency: number;
-    /** How long a fetch waits for FETCH_MIN_BYTES before it returns what there is. */
+    /** How long a fetch waits for FETCH_LIMITS.minBytes (kafka/consumer.ts) before it returns what there is. */
     readonly fetchWaitMs: number;
     readonly parkedTtlSeconds: number;
   };

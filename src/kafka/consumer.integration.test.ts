@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { createProcessorWorld, type ProcessorWorld } from '../../test/helpers/processor-world.ts';
 import { waitFor } from '../../test/helpers/wait.ts';
 import { createMetrics } from '../observability/metrics.ts';
-import { runConsumer, type ConsumedMessage, type RunningConsumer } from './consumer.ts';
+import { FETCH_LIMITS, runConsumer, type ConsumedMessage, type RunningConsumer } from './consumer.ts';
+import { MAX_VALUE_BYTES } from './publisher.ts';
 
 describe('consumer liveness', () => {
   let world: ProcessorWorld;
@@ -180,6 +181,70 @@ describe('consumer liveness', () => {
       }
     } finally {
       await together.stop();
+    }
+  });
+
+  /** Runs a consumer of the world's responses topic that records each call; committed nowhere. */
+  const recordCalls = (groupId: string, calls: ConsumedMessage[][]) =>
+    runConsumer(
+      world.kafka,
+      {
+        groupId: `${world.config.kafka.groupPrefix}.${groupId}`,
+        topic: world.topics.responses,
+        concurrency: 4,
+        handler: async (messages) => void calls.push(messages),
+        positions: {
+          read: async () => undefined,
+          write: async () => undefined,
+          markReplay: async () => undefined,
+        },
+      },
+      world.logger,
+    );
+
+  test("an event larger than a fetch's limits is handed over, in order with the events around it", async () => {
+    const topic = world.topics.responses;
+    const key = 'large-event';
+    const large = 'x'.repeat(MAX_VALUE_BYTES - key.length);
+    assert.ok(large.length > 4 * FETCH_LIMITS.maxBytes);
+    for (const value of ['{"n":1}', large, '{"n":3}']) await world.publisher.publish({ topic, key, value });
+    const calls: ConsumedMessage[][] = [];
+    const reader = await recordCalls('large', calls);
+    try {
+      await waitFor(() => calls.flat().filter((m) => m.key === key).length >= 3, {
+        what: 'the three events of the key',
+      });
+      const lengths = calls
+        .flat()
+        .filter((m) => m.key === key)
+        .map((m) => m.value?.length);
+      assert.deepEqual(lengths, [7, large.length, 7]);
+    } finally {
+      await reader.stop();
+    }
+  });
+
+  test('a backlog of 3 MiB is handed over in units of at most 512 KiB, not all at once', async () => {
+    const topic = world.topics.responses;
+    const value = JSON.stringify({ pad: 'y'.repeat(2000) });
+    const count = 1536; // 3 MiB
+    for (let sent = 0; sent < count; sent += 64)
+      await Promise.all(
+        Array.from({ length: Math.min(64, count - sent) }, (_, i) =>
+          world.publisher.publish({ topic, key: `backlog-${sent + i}`, value }),
+        ),
+      );
+    const calls: ConsumedMessage[][] = [];
+    const reader = await recordCalls('backlog', calls);
+    try {
+      const backlogOf = (messages: ConsumedMessage[]) => messages.filter((m) => m.key.startsWith('backlog-'));
+      await waitFor(() => backlogOf(calls.flat()).length >= count, { what: 'the whole backlog' });
+      const sizes = calls.map((messages) => backlogOf(messages).reduce((sum, m) => sum + m.value!.length, 0));
+      // Each unit is a transaction whose every object lives until it commits (FETCH_LIMITS).
+      assert.ok(Math.max(...sizes) <= 512 * 1024, `units: ${sizes.join(', ')}`);
+      assert.ok(sizes.filter((size) => size > 0).length >= 6, `units: ${sizes.join(', ')}`);
+    } finally {
+      await reader.stop();
     }
   });
 });

@@ -24,14 +24,26 @@ import type { Metrics } from '../observability/metrics.ts';
 import { traceConsumedBatch, type TraceHeaders } from '../observability/tracing.ts';
 import { settlesWithin } from '../settles-within.ts';
 import { withAdmin } from './groups.ts';
-import { MAX_EVENT_BYTES, METADATA_MAX_AGE_MS } from './kafka.ts';
+import { METADATA_MAX_AGE_MS } from './kafka.ts';
 
 /**
- * See `minBytes` below: every batch costs a transaction of nine statements and an offset commit.
- * 1 MiB instead of 64 KiB made batches under the bench's load about twice as large (230 instead of
- * 125 events) and cost the processor, PostgreSQL and the broker about 13 µs less per stored response.
+ * What one fetch brings, and so one unit of work: a transaction whose commands, states, statements
+ * and facts stay in memory until it commits. Every batch costs a transaction of nine statements and
+ * an offset commit, so a batch should not be small; but a large one is copied by each of V8's young
+ * collections while it lives, and a backlog fetched 8 MiB a partition (32 MiB, 70,000 responses, a
+ * unit) cost the response processor twice the CPU per response of one fetched 256 KiB a partition
+ * (docs/performance.md, "A backlog in units of half a MiB").
+ *
+ * The broker answers a fetch once it holds `minBytes` (or after the fetch wait), counting each
+ * partition up to `maxBytesPerPartition`: `minBytes` is one partition's share, so that a consumer
+ * with one partition and a backlog is never kept waiting. A record larger than the limits (up to
+ * MAX_EVENT_BYTES) is still fetched: the broker answers with the first batch however large (KIP-74).
  */
-export const FETCH_MIN_BYTES = 1024 * 1024;
+export const FETCH_LIMITS = {
+  minBytes: 256 * 1024,
+  maxBytesPerPartition: 256 * 1024,
+  maxBytes: 512 * 1024,
+} as const;
 /** How long stop() waits for kafkajs to leave the group. */
 const DISCONNECT_TIMEOUT_MS = 10_000;
 /** The fetch wait of a reader that follows a topic as it is written (tests, tools). */
@@ -90,7 +102,7 @@ export interface ConsumerOptions {
   topic: string;
   concurrency: number;
   /**
-   * How long a fetch waits for FETCH_MIN_BYTES before the broker answers with what it has: the
+   * How long a fetch waits for FETCH_LIMITS.minBytes before the broker answers with what it has: the
    * processors' PROCESSOR_FETCH_WAIT_MS; by default FOLLOWING_FETCH_WAIT_MS.
    */
   fetchWaitMs?: number;
@@ -223,11 +235,9 @@ export async function runConsumer(
     const consumer = kafka.consumer({
       groupId: options.groupId,
       allowAutoTopicCreation: false,
-      maxBytesPerPartition: MAX_EVENT_BYTES * 2,
-      maxBytes: MAX_EVENT_BYTES * 8,
-      // The broker answers a fetch once it holds FETCH_MIN_BYTES or after fetchWaitMs, so under load
-      // a batch (one transaction) carries hundreds of events, and when idle waits fetchWaitMs at most.
-      minBytes: FETCH_MIN_BYTES,
+      // The broker answers a fetch once it holds FETCH_LIMITS.minBytes or after fetchWaitMs, so under
+      // load a batch (one transaction) carries hundreds of events, and when idle waits fetchWaitMs at most.
+      ...FETCH_LIMITS,
       maxWaitTimeInMs: options.fetchWaitMs ?? FOLLOWING_FETCH_WAIT_MS,
       // A member that vanished (crash, broker restart) holds its partitions until its session
       // expires: keep that short so that processing resumes quickly.
