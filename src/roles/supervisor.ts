@@ -27,13 +27,14 @@ const REPORT_TTL_MS = 5_000;
 
 /**
  * Node flags of a child role, before this process's own (a flag given twice: the last counts). The
- * processor's young generation is twice V8's default: most scavenges find a batch (its commands,
- * states, facts and statements) still alive and copy it, so half as many cost the processor 8 %
- * less CPU (125 instead of 136 µs per stored response; three runs each on fresh databases) for
- * about 32 MiB more memory. deploy/k8s/processor.yaml sets it through NODE_OPTIONS.
+ * processor's young generation is four times V8's default: a scavenge copies the unit of work in
+ * flight (a fetch of at most 512 KiB: its commands, states, statements and facts, FETCH_LIMITS in
+ * kafka/consumer.ts), so the fewer scavenges the less CPU. Draining a backlog, 64 MiB cost the
+ * processor 59–75 µs per stored response where 32 MiB cost 71–83 (docs/performance.md), for about
+ * 30 MiB more at its peak (about 300 MiB). deploy/k8s/processor.yaml sets it through NODE_OPTIONS.
  */
 const NODE_FLAGS: Record<ChildRole, string[]> = {
-  processor: ['--max-semi-space-size=32'],
+  processor: ['--max-semi-space-size=64'],
   integrations: [],
 };
 
