@@ -120,7 +120,7 @@ function machineBusyTicks(): number {
  * CPU ticks of the processes that matter, keyed `group\0pid`: the target's own, the Kafka broker,
  * PostgreSQL and Redis, and the bench itself (which is the baseline server when it is loaded).
  */
-function processTicks(own: Map<number, string>): Map<string, number> {
+export function processTicks(own: Map<number, string>): Map<string, number> {
   const groups = new Map<number, string>(own);
   groups.set(process.pid, groups.get(process.pid) ?? 'bench');
   for (const name of readdirSync('/proc')) {

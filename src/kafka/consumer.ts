@@ -30,9 +30,9 @@ import { METADATA_MAX_AGE_MS } from './kafka.ts';
  * What one fetch brings, and so one unit of work: a transaction whose commands, states, statements
  * and facts stay in memory until it commits. Every batch costs a transaction of nine statements and
  * an offset commit, so a batch should not be small; but a large one is copied by each of V8's young
- * collections while it lives, and a backlog fetched 8 MiB a partition (32 MiB, 70,000 responses, a
- * unit) cost the response processor twice the CPU per response of one fetched 256 KiB a partition
- * (docs/performance.md, "A backlog in units of half a MiB").
+ * collections while it lives: a backlog fetched 8 MiB a partition (units of up to 32 MiB, 70,000
+ * responses) cost the response processor about twice the CPU per response of one fetched 256 KiB a
+ * partition (docs/performance.md, "A backlog in units of half a MiB").
  *
  * The broker answers a fetch once it holds `minBytes` (or after the fetch wait), counting each
  * partition up to `maxBytesPerPartition`: `minBytes` is one partition's share, so that a consumer

@@ -33,7 +33,7 @@ const REPORT_TTL_MS = 5_000;
  * processor 59–75 µs per stored response where 32 MiB cost 71–83 (docs/performance.md), for about
  * 30 MiB more at its peak (about 300 MiB). deploy/k8s/processor.yaml sets it through NODE_OPTIONS.
  */
-const NODE_FLAGS: Record<ChildRole, string[]> = {
+export const CHILD_NODE_FLAGS: Record<ChildRole, string[]> = {
   processor: ['--max-semi-space-size=64'],
   integrations: [],
 };
@@ -95,7 +95,7 @@ function supervise(role: ChildRole, env: NodeJS.ProcessEnv, logger: Logger): Sup
     // The child runs under this process's Node flags (a heap limit, --cpu-prof), as fork would.
     const running = spawn(
       process.execPath,
-      [...NODE_FLAGS[role], ...process.execArgv, CLI, 'start', '--role', role],
+      [...CHILD_NODE_FLAGS[role], ...process.execArgv, CLI, 'start', '--role', role],
       {
         env,
         stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
