@@ -87,11 +87,8 @@ export async function measureCost<R>(options: CostOptions<R>): Promise<CostResul
 
   const byProcess: Record<string, number> = {};
   let named = 0;
-  for (const [key, after] of processesAfter) {
-    const before = processesBefore.get(key) ?? 0;
-    const ticks = Math.max(0, after - before);
-    const group = key.slice(0, key.indexOf('\0'));
-    byProcess[group] = (byProcess[group] ?? 0) + perRow(ticks);
+  for (const [group, ticks] of ticksByGroup(processesBefore, processesAfter)) {
+    byProcess[group] = perRow(ticks);
     named += ticks;
   }
   const busy = machineAfter - machineBefore - wrkTicks;
@@ -135,6 +132,16 @@ export function processTicks(own: Map<number, string>): Map<string, number> {
     if (t !== undefined) ticks.set(`${group}\0${pid}`, t);
   }
   return ticks;
+}
+
+/** The ticks each group of processes used between two readings of processTicks. */
+export function ticksByGroup(before: Map<string, number>, after: Map<string, number>): Map<string, number> {
+  const groups = new Map<string, number>();
+  for (const [key, ticks] of after) {
+    const group = key.slice(0, key.indexOf('\0'));
+    groups.set(group, (groups.get(group) ?? 0) + Math.max(0, ticks - (before.get(key) ?? 0)));
+  }
+  return groups;
 }
 
 function groupOf(pid: number): string | undefined {

@@ -14,7 +14,7 @@ import Type from 'typebox';
 import { CHILD_NODE_FLAGS } from '../src/roles/supervisor.ts';
 import { createLogger } from '../src/logger.ts';
 import { freePort } from '../test/helpers/local-kafka.ts';
-import { processTicks, waitForRows } from './cost.ts';
+import { processTicks, ticksByGroup, waitForRows } from './cost.ts';
 import { readOr, startChorusProcess, TICKS_PER_SECOND } from './processes.ts';
 import { loadSettings, LogLevel } from './settings.ts';
 import { runWrk } from './wrk.ts';
@@ -99,11 +99,9 @@ async function measureDrain(world: ResponseBenchWorld, nodeFlags: string[]): Pro
     if (!last.complete) throw new Error(`stored ${last.rows} of ${acknowledged} acknowledged responses`);
     const rows = last.rows - first.rows;
     const byProcess: Record<string, number> = {};
-    for (const [key, ticks] of after) {
-      const group = key.slice(0, key.indexOf('\0'));
-      if (group === 'bench' || group === 'redis') continue;
-      const micros = (((ticks - (before.get(key) ?? 0)) / TICKS_PER_SECOND) * 1e6) / rows;
-      byProcess[group] = (byProcess[group] ?? 0) + micros;
+    for (const [group, ticks] of ticksByGroup(before, after)) {
+      if (group !== 'bench' && group !== 'redis')
+        byProcess[group] = ((ticks / TICKS_PER_SECOND) * 1e6) / rows;
     }
     const peakKiB = Number(/VmHWM:\s+(\d+) kB/.exec(readOr(`/proc/${processor.pid}/status`))?.[1] ?? 0);
     return {
